@@ -1,0 +1,2 @@
+def test_ctx(ctx):
+    assert ctx.profile in ("quick", "full")

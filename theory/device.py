@@ -1,0 +1,62 @@
+"""Device and dtype policy: the one place that decides where tensors live.
+
+CUDA when present and asked for (``auto``), CPU otherwise. float64 is the default
+dtype for checks of exact identities; float32 only where a check says so.
+Nothing in the harness requires CUDA.
+"""
+from __future__ import annotations
+
+import os
+
+import torch
+
+DEFAULT_DTYPE = torch.float64
+_CHOICES = ("auto", "cpu", "cuda")
+_current: torch.device | None = None
+
+
+def resolve(name: str = "auto", worker_index: int | None = None) -> torch.device:
+    """Turn ``auto|cpu|cuda`` into a concrete device.
+
+    ``worker_index`` (an xdist worker number) picks GPU ``worker_index % count``
+    when several GPUs exist; with one GPU every worker shares it.
+    """
+    if name not in _CHOICES:
+        raise ValueError(f"unknown device {name!r}: choose one of {_CHOICES}")
+    if name == "cpu":
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        if name == "cuda":
+            raise ValueError("device 'cuda' requested but torch.cuda.is_available() is False")
+        return torch.device("cpu")
+    count = torch.cuda.device_count()
+    idx = 0 if worker_index is None else worker_index % count
+    return torch.device(f"cuda:{idx}")
+
+
+def set_device(dev: torch.device | str) -> torch.device:
+    """Set the process-wide device used by :func:`get_device`."""
+    global _current
+    _current = resolve(dev) if isinstance(dev, str) and dev in _CHOICES else torch.device(dev)
+    return _current
+
+
+def get_device() -> torch.device:
+    """The process-wide device (``THEORY_DEVICE`` env var, else auto)."""
+    global _current
+    if _current is None:
+        _current = resolve(os.environ.get("THEORY_DEVICE", "auto"))
+    return _current
+
+
+def tensor(data, dtype: torch.dtype = DEFAULT_DTYPE, device: torch.device | None = None) -> torch.Tensor:
+    """``torch.as_tensor`` on the policy device and dtype."""
+    return torch.as_tensor(data, dtype=dtype, device=device or get_device())
+
+
+def generator(seed: int, device: torch.device | None = None) -> torch.Generator:
+    """A seeded torch.Generator on the given (or policy) device."""
+    dev = device or get_device()
+    g = torch.Generator(device=dev)
+    g.manual_seed(int(seed) % (2**63))
+    return g

@@ -1,0 +1,2 @@
+"""Run context (device, profile, seeds) and the pytest plugin that writes records."""
+from .context import RunContext  # noqa: F401

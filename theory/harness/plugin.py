@@ -1,0 +1,172 @@
+"""pytest plugin: options, the ``claim`` marker, run context, record writing, report at the end.
+
+Options: ``--device {auto,cpu,cuda}``, ``--profile {quick,full}``, ``--seed N``,
+``--report DIR`` (default ``reports``; ``--report none`` writes nothing).
+Each process (xdist worker or the single process) appends its records to
+``DIR/.records/<run>/<worker>.jsonl``; the controller merges them into
+``DIR/results.json`` and writes ``DIR/index.html`` when the session ends, also
+after failures or an interrupt.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import pathlib
+import platform
+import shutil
+import time
+import uuid
+
+import pytest
+import torch
+
+from .. import claims as _claims
+from .. import device as _device
+from ..records import Measurement, RecordWriter, merge
+from .context import PROFILES, RunContext
+
+NO_CLAIM_DIRS = ("core", "report")  # tests of the harness itself, not of a paper
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("theory", "theory harness")
+    g.addoption("--device", default="auto", choices=("auto", "cpu", "cuda"), help="where tensors live")
+    g.addoption("--profile", default="quick", choices=PROFILES, help="quick (CPU-sized) or full (paper scale)")
+    g.addoption("--seed", type=int, default=0, help="global seed offset")
+    g.addoption("--report", default="reports", help="directory for results.json and index.html ('none': off)")
+
+
+def _worker_index(config) -> int | None:
+    wid = getattr(config, "workerinput", {}).get("workerid")
+    return int(wid[2:]) if wid and wid.startswith("gw") else None
+
+
+def _report_dir(config) -> pathlib.Path | None:
+    r = config.getoption("--report")
+    if r in (None, "", "none"):
+        return None
+    p = pathlib.Path(r)
+    return p if p.is_absolute() else pathlib.Path(config.invocation_params.dir) / p
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "claim(id): catalog claim ID this check encodes")
+    dev = _device.resolve(config.getoption("--device"), _worker_index(config))
+    _device.set_device(dev)
+    winput = getattr(config, "workerinput", None)
+    if dev.type == "cpu" and winput is not None:  # xdist: share the cores, do not oversubscribe
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, int(winput.get("workercount", 1)))))
+    config._theory_ctx = RunContext(dev, config.getoption("--profile"), config.getoption("--seed"))
+    rep = _report_dir(config)
+    if winput is not None:
+        records = winput.get("theory_records")
+        name = winput["workerid"]
+    else:
+        config._theory_start = time.time()
+        records = str(rep / ".records" / uuid.uuid4().hex[:12]) if rep else None
+        name = "main"
+    config._theory_records = records
+    config._theory_writer = RecordWriter(records, name) if records else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput["theory_records"] = node.config._theory_records
+
+
+def pytest_collection_modifyitems(session, config, items):
+    problems = []
+    for item in items:
+        ids = [m.args[0] if m.args else None for m in item.iter_markers("claim")]
+        parts = pathlib.Path(str(item.fspath)).parts
+        harness_test = any(d in parts[-3:-1] for d in NO_CLAIM_DIRS)
+        if not ids and not harness_test:
+            problems.append(f"{item.nodeid}: a check needs @pytest.mark.claim('<paper>/<id>')")
+        for cid in ids:
+            try:
+                _claims.get(cid)
+            except (ValueError, FileNotFoundError) as e:
+                problems.append(f"{item.nodeid}: {e}")
+    if problems:
+        raise pytest.UsageError("claim marker errors:\n  " + "\n  ".join(problems))
+
+
+@pytest.fixture(scope="session")
+def ctx(request) -> RunContext:
+    """The run context: device, profile, seed offset."""
+    return request.config._theory_ctx
+
+
+class Recorder:
+    """Callable fixture: ``record(verdict=..., observed=..., bound=..., ...)`` writes a Measurement."""
+
+    def __init__(self, request, ctx: RunContext):
+        self._req, self._ctx, self._t0 = request, ctx, time.time()
+        marks = [m.args[0] for m in request.node.iter_markers("claim")]
+        self.claim = marks[0] if len(marks) == 1 else None
+        self.records: list[Measurement] = []
+
+    def generator(self, config=None, claim: str | None = None) -> torch.Generator:
+        """A generator seeded from (this check's claim, ``config``, --seed)."""
+        return self._ctx.generator(claim or self._need_claim(), config)
+
+    def _need_claim(self) -> str:
+        if self.claim is None:
+            raise ValueError(f"{self._req.node.nodeid}: several claim markers; pass claim= explicitly")
+        return self.claim
+
+    def __call__(self, verdict: str, claim: str | None = None, **kw) -> Measurement:
+        cid = claim or self._need_claim()
+        m = Measurement(claim=cid, verdict=verdict, test=self._req.node.nodeid,
+                        seconds=round(time.time() - self._t0, 3), profile=self._ctx.profile,
+                        device=str(self._ctx.device), seed=self._ctx.seed, **kw)
+        w = self._req.config._theory_writer
+        if w is not None:
+            w.write(m)
+        self.records.append(m)
+        return m
+
+
+@pytest.fixture
+def record(request, ctx) -> Recorder:
+    """Write Measurement records for the check's claim (see :class:`Recorder`)."""
+    return Recorder(request, ctx)
+
+
+def run_metadata(config) -> dict:
+    ctx: RunContext = config._theory_ctx
+    return {
+        "profile": ctx.profile, "seed": ctx.seed, "device": str(ctx.device),
+        "device_name": torch.cuda.get_device_name(ctx.device) if ctx.device.type == "cuda" else platform.processor() or platform.machine(),
+        "torch": torch.__version__, "python": platform.python_version(), "machine": platform.node(),
+        "platform": platform.platform(), "cpus": os.cpu_count(),
+        "workers": getattr(config.option, "numprocesses", None),
+        "args": list(config.invocation_params.args),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "seconds": round(time.time() - getattr(config, "_theory_start", time.time()), 1),
+    }
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if hasattr(config, "workerinput") or not config._theory_records:
+        return
+    rep = _report_dir(config)
+    meta = run_metadata(config)
+    meta["exitstatus"] = int(exitstatus)
+    records = pathlib.Path(config._theory_records)
+    records.mkdir(parents=True, exist_ok=True)
+    doc = merge(records, rep / "results.json", meta)
+    try:
+        from ..report import build
+
+        build(doc, rep)
+    except ImportError:
+        pass
+    shutil.rmtree(records, ignore_errors=True)
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        from collections import Counter
+
+        counts = Counter(r["verdict"] for r in doc["records"])
+        tr.write_line(f"theory: {len(doc['records'])} records ({dict(sorted(counts.items()))}) -> {rep}")

@@ -1,0 +1,1 @@
+"""Encoded claims, one subpackage per paper (statements, not training loops)."""

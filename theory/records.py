@@ -1,0 +1,169 @@
+"""Measurement records: what each check measured, written as JSON lines.
+
+Every check writes one or more :class:`Measurement` with its claim ID,
+configuration, observed value, bound, ratio, verdict and plot series. Each
+process appends to its own ``*.jsonl`` file (one ``write`` + ``fsync`` per
+record, so an interrupted run leaves every finished record readable); the
+session merges them into ``results.json`` (written atomically).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import pathlib
+import tempfile
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+VERDICTS = ("holds", "violated", "vacuous", "expected-failure", "not-applicable")
+SCHEMA_VERSION = 1
+
+
+def _jsonable(x: Any) -> Any:
+    """Convert tensors / numpy scalars / tuples to plain JSON (NaN/inf as strings)."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().tolist()
+    elif hasattr(x, "tolist") and not isinstance(x, (list, tuple, dict, str)):
+        x = x.tolist()
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return repr(x)
+    if isinstance(x, (bool, int, float, str)) or x is None:
+        return x
+    return repr(x)
+
+
+@dataclass
+class Measurement:
+    """One measured figure of one claim.
+
+    ``ratio`` defaults to observed/bound when both are finite numbers and bound≠0.
+    ``series`` holds plot data: ``{"name": {"x": [...], "y": [...], "xlabel": .., "ylabel": ..,
+    "logx": bool, "logy": bool}}``. ``finding`` is the one- or two-sentence
+    statement of what is wrong with the paper when the verdict is ``expected-failure``
+    or ``vacuous``.
+    """
+
+    claim: str
+    verdict: str
+    observed: Any = None
+    bound: Any = None
+    ratio: Any = None
+    tightness: str = ""
+    units: str = ""
+    config: dict = field(default_factory=dict)
+    hypotheses: dict = field(default_factory=dict)
+    series: dict = field(default_factory=dict)
+    table: list = field(default_factory=list)
+    finding: str = ""
+    note: str = ""
+    test: str = ""
+    seconds: float | None = None
+    profile: str = ""
+    device: str = ""
+    seed: int | None = None
+
+    def __post_init__(self):
+        from .claims import get
+
+        get(self.claim)  # unknown claim ID -> UnknownClaimError
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
+        if self.verdict == "expected-failure" and not self.finding:
+            raise ValueError(f"{self.claim}: an expected-failure record must state its finding")
+        if self.ratio is None and _is_num(self.observed) and _is_num(self.bound) and float(self.bound) != 0:
+            self.ratio = float(self.observed) / float(self.bound)
+
+    def to_json(self) -> dict:
+        return _jsonable(asdict(self))
+
+
+def _is_num(x) -> bool:
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def verdict_for(observed: float, bound: float, relation: str = "<=", *, rtol: float = 0.0,
+                vacuous_if: bool = False) -> str:
+    """``holds``/``violated`` for ``observed <relation> bound`` (``vacuous`` if flagged).
+
+    ``rtol`` is the float tolerance that the arithmetic justifies, not slack.
+    """
+    if not (_is_num(observed) and _is_num(bound)):
+        raise ValueError(f"verdict_for needs finite numbers, got observed={observed!r}, bound={bound!r}")
+    o, b = float(observed), float(bound)
+    slack = rtol * max(abs(b), abs(o))
+    ok = {"<=": o <= b + slack, ">=": o >= b - slack, "<": o < b + slack, ">": o > b - slack,
+          "==": abs(o - b) <= slack}.get(relation)
+    if ok is None:
+        raise ValueError(f"unknown relation {relation!r}")
+    if vacuous_if and ok:
+        return "vacuous"
+    return "holds" if ok else "violated"
+
+
+class RecordWriter:
+    """Appends records of one process to ``<directory>/<name>.jsonl``."""
+
+    def __init__(self, directory: os.PathLike | str, name: str):
+        self.path = pathlib.Path(directory) / f"{name}.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, m: Measurement) -> None:
+        line = json.dumps(m.to_json(), sort_keys=True) + "\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def read_records(directory: os.PathLike | str) -> list[dict]:
+    """All complete records under ``directory`` (a torn last line is skipped)."""
+    out = []
+    for p in sorted(pathlib.Path(directory).glob("*.jsonl")):
+        for line in p.read_text(encoding="utf-8").splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    out.sort(key=lambda r: (r.get("claim", ""), r.get("test", ""), json.dumps(r.get("config", {}), sort_keys=True)))
+    return out
+
+
+def atomic_write(path: os.PathLike | str, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file and ``os.replace``: never a truncated file."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def merge(records_dir: os.PathLike | str, out_path: os.PathLike | str, run: dict | None = None) -> dict:
+    """Merge per-process JSONL records into ``results.json`` (schema in reports/README.md)."""
+    doc = {
+        "schema": SCHEMA_VERSION,
+        "run": _jsonable(run or {}),
+        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "records": read_records(records_dir),
+    }
+    atomic_write(out_path, json.dumps(doc, indent=1, sort_keys=True))
+    return doc

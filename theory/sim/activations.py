@@ -1,0 +1,66 @@
+"""Activations with an explicit derivative convention at 0.
+
+Piecewise-linear activations are written as ``z * s(z)`` with the slope mask
+``s`` computed from ``z.detach()``: autograd, ``torch.func`` (jvp/vjp/vmap)
+and double backward then all see the derivative ``s(z)``, including the
+chosen value at 0 (Kou et al.: σ'(0)=1; Wang et al.: 1{z≥0}; Bantzis et al.: 0).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Activation:
+    """σ with slope ``gamma`` on the negative side (0: ReLU, 1: linear).
+
+    ``grad_at_zero`` is σ'(0) (1 or ``gamma``). ``kind`` is ``"pl"`` for
+    piecewise-linear or a smooth name (``tanh``, ``softplus``).
+    """
+
+    name: str
+    gamma: float = 0.0
+    grad_at_zero: float = 1.0
+    kind: str = "pl"
+
+    def __call__(self, z: torch.Tensor) -> torch.Tensor:
+        if self.kind == "tanh":
+            return torch.tanh(z)
+        if self.kind == "softplus":
+            return torch.nn.functional.softplus(z)
+        if self.gamma == 1.0:
+            return z
+        return z * self.slope(z.detach())
+
+    def slope(self, z: torch.Tensor) -> torch.Tensor:
+        """σ'(z) elementwise, with the stated value at 0."""
+        if self.kind == "tanh":
+            return 1 - torch.tanh(z) ** 2
+        if self.kind == "softplus":
+            return torch.sigmoid(z)
+        one, g = torch.ones_like(z), torch.full_like(z, self.gamma)
+        at0 = torch.full_like(z, self.grad_at_zero)
+        return torch.where(z > 0, one, torch.where(z < 0, g, at0))
+
+    @property
+    def is_linear(self) -> bool:
+        return self.kind == "pl" and self.gamma == 1.0
+
+
+def get(name: str, gamma: float | None = None, grad_at_zero: float = 1.0) -> Activation:
+    """``linear``, ``relu``, ``leaky_relu`` (needs ``gamma`` in (0,1)), ``tanh``, ``softplus``."""
+    if name == "linear":
+        return Activation("linear", 1.0, 1.0)
+    if name == "relu":
+        if grad_at_zero not in (0.0, 1.0):
+            raise ValueError(f"relu grad_at_zero must be 0 or 1, got {grad_at_zero}")
+        return Activation("relu", 0.0, float(grad_at_zero))
+    if name == "leaky_relu":
+        if gamma is None or not (0.0 < gamma < 1.0):
+            raise ValueError(f"leaky_relu needs a slope gamma in (0, 1), got {gamma!r}")
+        return Activation("leaky_relu", float(gamma), 1.0 if grad_at_zero == 1.0 else float(gamma))
+    if name in ("tanh", "softplus"):
+        return Activation(name, kind=name)
+    raise ValueError(f"unknown activation {name!r}: linear, relu, leaky_relu, tanh, softplus")

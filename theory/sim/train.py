@@ -1,0 +1,236 @@
+"""Full-batch gradient descent batched over the ensemble axis, and gradient flow.
+
+- :func:`gd` — weight-space GD by autograd on the sum of per-network losses (the
+  networks are independent, so each gets its own gradient). ``lr`` is a scalar or
+  one value per member, (E,). Records on a time grid (:func:`geometric_grid`).
+- :func:`gd_hidden` — exact GD for two-layer nets whose first layer alone is trained
+  (Wang's TwoLayerNet, Kou's TwoClassNet), run on pre-activations with the data Gram
+  matrix: W(t) = W(0) + C(t) X, Z(t) = Z(0) + C(t) XXᵀ (Kou et al. Lemma 5.2). Cost per
+  step O(E·H·N²) instead of O(E·H·N·d); same iterates as :func:`gd` up to rounding.
+- :func:`gradient_flow` — θ̇ = −∇J(θ) with scipy's adaptive integrators (float64).
+
+Every run checks for NaN/inf and blow-up and raises :class:`DivergenceError`
+naming the step and the ensemble members, instead of returning numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from ..errors import DivergenceError
+from . import losses
+
+
+def geometric_grid(T: int, points: int = 40, *, start: int = 1, include_zero: bool = True) -> list[int]:
+    """Sorted unique integer times, geometrically spaced from ``start`` to ``T`` (both kept)."""
+    if T < 0 or points < 2 or start < 1:
+        raise ValueError(f"geometric_grid needs T>=0, points>=2, start>=1 (got {T}, {points}, {start})")
+    if T == 0:
+        return [0]
+    g = np.unique(np.round(np.geomspace(start, max(T, start), points)).astype(int))
+    out = sorted(set(int(t) for t in g if t <= T) | {T} | ({0} if include_zero else set()))
+    return out
+
+
+@dataclass
+class Trajectory:
+    """What a run recorded: times, per-member losses (T, E), and observer outputs."""
+
+    steps: list = field(default_factory=list)
+    loss: list = field(default_factory=list)
+    obs: dict = field(default_factory=dict)
+
+    def loss_tensor(self) -> torch.Tensor:
+        return torch.stack(self.loss)
+
+    def stacked(self, key: str) -> torch.Tensor:
+        return torch.stack(self.obs[key])
+
+    def _add(self, step: int, loss: torch.Tensor, extra: dict | None) -> None:
+        self.steps.append(step)
+        self.loss.append(loss.detach().clone())
+        for k, v in (extra or {}).items():
+            self.obs.setdefault(k, []).append(v.detach().clone() if isinstance(v, torch.Tensor) else v)
+
+
+def _lr(lr, E: int, ref: torch.Tensor) -> torch.Tensor:
+    t = torch.as_tensor(lr, dtype=ref.dtype, device=ref.device)
+    if t.dim() == 0:
+        t = t.expand(E)
+    if t.shape != (E,):
+        raise ValueError(f"lr must be a scalar or shape ({E},), got {tuple(t.shape)}")
+    if not bool((t > 0).all()) or not bool(torch.isfinite(t).all()):
+        raise ValueError("learning rates must be positive and finite")
+    return t
+
+
+def _guard(step: int, cur: torch.Tensor, first: torch.Tensor, blowup: float) -> None:
+    bad = ~torch.isfinite(cur)
+    if blowup:
+        bad = bad | (cur > blowup * first.clamp_min(1e-300))
+    if bool(bad.any()):
+        idx = bad.nonzero().flatten().tolist()
+        raise DivergenceError(f"GD diverged at step {step}: loss of ensemble members {idx[:10]} is "
+                              f"{cur[bad][:10].tolist()} (initial {first[bad][:10].tolist()})")
+
+
+def gd(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
+       record: Sequence[int] | None = None, observe: Callable | None = None,
+       layer_lr: Sequence[float] | None = None, blowup: float = 1e8) -> Trajectory:
+    """Run ``steps`` GD steps on ``model.params`` in place; return the recorded trajectory.
+
+    ``observe(step, params, outputs)`` may return a dict of tensors stored at each
+    recorded step. ``layer_lr`` multiplies the rate of each parameter (Zhu et al. Lemma 3).
+    """
+    if not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
+    params = model.params
+    E = params[0].shape[0]
+    eta = _lr(lr, E, params[0])
+    mult = [1.0] * len(params) if layer_lr is None else list(layer_lr)
+    if len(mult) != len(params):
+        raise ValueError(f"layer_lr needs {len(params)} entries, got {len(mult)}")
+    rec = set(geometric_grid(steps) if record is None else record)
+    traj = Trajectory()
+    first = None
+    for p in params:
+        p.requires_grad_(True)
+    try:
+        for t in range(steps + 1):
+            u = model.forward(X, params)
+            cur = losses.loss(loss, u, y)
+            if first is None:
+                first = cur.detach()
+            _guard(t, cur.detach(), first, blowup)
+            if t in rec:
+                traj._add(t, cur, observe(t, params, u.detach()) if observe else None)
+            if t == steps:
+                break
+            grads = torch.autograd.grad(cur.sum(), params)
+            with torch.no_grad():
+                for p, g, k in zip(params, grads, mult):
+                    p.sub_(g * (eta * k).view(-1, *([1] * (g.dim() - 1))))
+    finally:
+        for p in params:
+            p.requires_grad_(False)
+    return traj
+
+
+def hidden_readout(model):
+    """(W as (E, H, d), readout c as (E, H)) so that f(x) = Σ_h c_h σ(⟨w_h, x⟩)."""
+    from .models import TwoClassNet, TwoLayerNet
+
+    if isinstance(model, TwoLayerNet):
+        return model.W, model.a
+    if isinstance(model, TwoClassNet):
+        E, _, m, d = model.W.shape
+        c = torch.tensor([1.0, -1.0], dtype=model.W.dtype, device=model.W.device).repeat_interleave(m) / m
+        return model.W.reshape(E, 2 * m, d), c.expand(E, 2 * m)
+    raise ValueError(f"gd_hidden supports TwoLayerNet and TwoClassNet, not {type(model).__name__}")
+
+
+@dataclass
+class HiddenState:
+    """State of :func:`gd_hidden`: coefficients C (E, H, N), pre-activations Z (E, H, N)."""
+
+    C: torch.Tensor
+    Z: torch.Tensor
+    W0: torch.Tensor
+    X: torch.Tensor
+
+    def weights(self) -> torch.Tensor:
+        """W(t) = W(0) + C X, shape (E, H, d)."""
+        return self.W0 + self.C @ self.X
+
+
+def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
+              record: Sequence[int] | None = None, observe: Callable | None = None,
+              state: HiddenState | None = None, blowup: float = 1e8, write_back: bool = True):
+    """Exact first-layer GD in pre-activation space; returns (trajectory, state).
+
+    ``observe(step, state, outputs)`` is called at recorded steps. ``state`` resumes a
+    previous run (then step numbers continue from 0 of this call). With
+    ``write_back`` the model's W is set to W(T) at the end.
+    """
+    W0, c = hidden_readout(model)
+    E, H, d = W0.shape
+    if X.dim() != 2 or X.shape[1] != d:
+        raise ValueError(f"gd_hidden needs shared inputs X of shape (N, {d}), got {tuple(X.shape)}")
+    eta = _lr(lr, E, W0)
+    N = X.shape[0]
+    gram = X @ X.T
+    if state is None:
+        state = HiddenState(torch.zeros(E, H, N, dtype=W0.dtype, device=W0.device),
+                            W0 @ X.T, W0.clone(), X)
+    rec = set(geometric_grid(steps) if record is None else record)
+    traj = Trajectory()
+    act, cc = model.act, c.unsqueeze(-1)
+    first = None
+    for t in range(steps + 1):
+        u = (cc * act(state.Z)).sum(1)  # (E, N)
+        cur = losses.loss(loss, u, y)
+        if first is None:
+            first = cur
+        _guard(t, cur, first, blowup)
+        if t in rec:
+            traj._add(t, cur, observe(t, state, u) if observe else None)
+        if t == steps:
+            break
+        g = losses.derivative(loss, u, y) / N  # (E, N)
+        dC = -(eta.view(E, 1, 1) * cc) * act.slope(state.Z) * g.unsqueeze(1)
+        state.C += dC
+        state.Z += dC @ gram
+    if write_back:
+        W = state.weights()
+        if hasattr(model, "a"):
+            model.W = W
+        else:
+            model.W = W.reshape(model.W.shape)
+    return traj, state
+
+
+def gradient_flow(objective: Callable[[list], torch.Tensor], params: Sequence[torch.Tensor], t_eval,
+                  *, method: str = "DOP853", rtol: float = 1e-11, atol: float = 1e-12,
+                  max_norm: float | None = None):
+    """Integrate θ̇ = −∇J(θ) (J = ``objective(params)``, summed if it has an ensemble axis).
+
+    Returns ``(t, [param trajectories with a leading time axis], scipy result)``. With
+    ``max_norm`` the integration stops when ‖θ‖ reaches it (finite-time blow-up).
+    """
+    from scipy.integrate import solve_ivp
+
+    shapes = [p.shape for p in params]
+    sizes = [p.numel() for p in params]
+    dtype, dev = params[0].dtype, params[0].device
+
+    def unflat(v):
+        ts = torch.as_tensor(v, dtype=dtype, device=dev).split(sizes)
+        return [t.reshape(s).requires_grad_(True) for t, s in zip(ts, shapes)]
+
+    def rhs(_, v):
+        ps = unflat(v)
+        J = objective(ps).sum()
+        gs = torch.autograd.grad(J, ps)
+        out = -torch.cat([g.reshape(-1) for g in gs]).detach().cpu().numpy()
+        if not np.all(np.isfinite(out)):
+            raise DivergenceError("gradient flow right-hand side is not finite")
+        return out
+
+    events = None
+    if max_norm is not None:
+        def hit(_, v):
+            return float(np.linalg.norm(v) - max_norm)
+        hit.terminal = True
+        events = [hit]
+    v0 = torch.cat([p.detach().reshape(-1) for p in params]).cpu().numpy()
+    t_eval = np.asarray(t_eval, dtype=float)
+    sol = solve_ivp(rhs, (float(t_eval[0]), float(t_eval[-1])), v0, method=method, t_eval=t_eval,
+                    rtol=rtol, atol=atol, events=events)
+    if sol.status == -1:
+        raise DivergenceError(f"gradient flow integration failed: {sol.message}")
+    traj = [torch.as_tensor(sol.y[o:o + s].T, dtype=dtype).reshape(-1, *sh)
+            for o, s, sh in zip(np.cumsum([0] + sizes[:-1]), sizes, shapes)]
+    return sol.t, traj, sol

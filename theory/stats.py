@@ -1,0 +1,86 @@
+"""Statistical tools for checks: failure-rate tests, rate fits, rank correlations.
+
+Every test states its false-alarm rate; checks use fixed seeds, so a verdict is
+reproducible, and the false-alarm rate bounds how often a *true* claim would be
+reported violated under fresh seeds.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as st
+
+
+@dataclass(frozen=True)
+class RateTest:
+    """One-sided binomial test of H0: failure probability ≤ δ."""
+
+    failures: int
+    trials: int
+    delta: float
+    alpha: float
+    p_value: float
+    rate: float
+    upper: float  # one-sided (1-alpha) Clopper–Pearson upper bound on the failure probability
+
+    @property
+    def rejects(self) -> bool:
+        """True when the observed failures are too many for a claim with probability 1−δ."""
+        return self.p_value < self.alpha
+
+
+def failure_rate_test(failures: int, trials: int, delta: float, alpha: float = 1e-3) -> RateTest:
+    """Exact one-sided binomial test that failures/trials is consistent with rate ≤ δ."""
+    if trials <= 0 or not (0 <= failures <= trials):
+        raise ValueError(f"need 0 <= failures <= trials and trials > 0, got {failures}/{trials}")
+    if not (0 < delta < 1) or not (0 < alpha < 1):
+        raise ValueError(f"delta and alpha must lie in (0, 1), got {delta}, {alpha}")
+    p = float(st.binomtest(failures, trials, delta, alternative="greater").pvalue)
+    upper = 1.0 if failures == trials else float(st.beta.ppf(1 - alpha, failures + 1, trials - failures))
+    return RateTest(failures, trials, delta, alpha, p, failures / trials, upper)
+
+
+@dataclass(frozen=True)
+class PowerFit:
+    """Least-squares fit log y = log C + k log x, with a (1-alpha) CI on k."""
+
+    exponent: float
+    constant: float
+    ci: tuple
+    r2: float
+    n: int
+
+
+def fit_power(x, y, alpha: float = 0.01) -> PowerFit:
+    """Fit y ≈ C·x^k on log axes (x, y > 0)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.size < 3:
+        raise ValueError(f"fit_power needs ≥3 paired points, got shapes {x.shape}, {y.shape}")
+    if np.any(x <= 0) or np.any(y <= 0) or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("fit_power needs finite positive x and y")
+    lx, ly = np.log(x), np.log(y)
+    res = st.linregress(lx, ly)
+    t = st.t.ppf(1 - alpha / 2, x.size - 2)
+    return PowerFit(float(res.slope), float(math.exp(res.intercept)),
+                    (float(res.slope - t * res.stderr), float(res.slope + t * res.stderr)), float(res.rvalue ** 2), x.size)
+
+
+def rank_trend(x, y, alpha: float = 0.01, alternative: str = "greater"):
+    """Spearman rank correlation of y with x and its one-sided p-value: (rho, p, significant)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.size < 3:
+        raise ValueError("rank_trend needs at least 3 points")
+    r = st.spearmanr(x, y, alternative=alternative)
+    return float(r.statistic), float(r.pvalue), bool(r.pvalue < alpha)
+
+
+def mean_ci(samples, alpha: float = 0.01):
+    """Mean and a (1-alpha) normal-approximation confidence interval."""
+    s = np.asarray(samples, float)
+    if s.size < 2:
+        raise ValueError("mean_ci needs at least 2 samples")
+    m, se = float(s.mean()), float(s.std(ddof=1) / math.sqrt(s.size))
+    z = st.norm.ppf(1 - alpha / 2)
+    return m, (m - z * se, m + z * se)
