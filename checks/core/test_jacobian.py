@@ -1,0 +1,74 @@
+"""Core: Jacobian spectral norms — closed forms vs dense SVD, Lanczos vs SVD to 1e-10, Algorithm 2."""
+import torch
+
+from fixtures import data
+from theory.sim import activations, jacobian, models, train
+
+DT = torch.float64
+
+
+def _wang_net(ctx, tag, m=40, d=12):
+    g = ctx.generator("core/jacobian", tag)
+    return models.TwoLayerNet.init(1, m, d, act="relu", generator=g), data.unit_sphere(20, d, generator=g)
+
+
+def test_closed_forms_equal_dense_svd(ctx):
+    net, X = _wang_net(ctx, "closed")
+    W, a, act = net.W[0], net.a[0], net.act
+    hid = jacobian.opnorm(lambda x: act(W @ x), X, method="exact")
+    out = jacobian.opnorm(lambda x: (a * act(W @ x)).sum(), X, method="exact")
+    torch.testing.assert_close(jacobian.two_layer_hidden_opnorm_exact(W, X, act), hid, rtol=1e-12, atol=0)
+    torch.testing.assert_close(jacobian.two_layer_output_grad_norm(W, a, X, act), out, rtol=1e-12, atol=0)
+
+
+def test_lanczos_equals_svd_random_and_trained(ctx):
+    net, X = _wang_net(ctx, "lanczos", m=64, d=32)
+    act = net.act
+    f = lambda x: act(net.W[0] @ x)  # noqa: E731
+    exact = jacobian.two_layer_hidden_opnorm_exact(net.W[0], X, act)
+    lz = jacobian.opnorm(f, X, method="lanczos", generator=ctx.generator("core/jacobian", "lz"))
+    assert float(((lz - exact).abs() / exact).max()) <= 1e-10
+    # trained weights: a few GD steps change the spectrum and the activation patterns
+    y = data.balanced_labels(20, zero_one=True)
+    train.gd(net, X, y, loss="bce", lr=5.0, steps=50)
+    exact = jacobian.two_layer_hidden_opnorm_exact(net.W[0], X, act)
+    lz = jacobian.opnorm(lambda x: act(net.W[0] @ x), X, generator=ctx.generator("core/jacobian", "lz2"))
+    assert float(((lz - exact).abs() / exact).max()) <= 1e-10
+
+
+def test_lanczos_on_deep_vector_valued_map(ctx):
+    g = ctx.generator("core/jacobian", "deep")
+    net = models.DeepMLP.init(1, [10, 30, 30, 5], generator=g)
+    X = data.unit_sphere(8, 10, generator=g)
+    f = lambda x: net.forward(x[None])[0, 0]  # noqa: E731  (one input vector -> (5,))
+    ex = jacobian.opnorm(f, X, method="exact")
+    lz = jacobian.opnorm(f, X, method="lanczos", generator=g)
+    assert float(((lz - ex).abs() / ex).max()) <= 1e-10
+
+
+def test_power_iteration_algorithm2_close_to_svd(ctx):
+    """Algorithm 2 stops on relative change < 1e-6; its error is reported, not hidden."""
+    net, X = _wang_net(ctx, "power")
+    f = lambda x: net.act(net.W[0] @ x)  # noqa: E731
+    ex = jacobian.two_layer_hidden_opnorm_exact(net.W[0], X, net.act)
+    pw, it = jacobian.opnorm(f, X[:5], method="power", return_iters=True, generator=ctx.generator("core/p"))
+    assert bool((it >= 2).all())
+    assert float(((pw - ex[:5]).abs() / ex[:5]).max()) < 1e-3
+
+
+def test_lanczos_rejects_wrong_answer(ctx):
+    """The comparison can fail: a perturbed operator gives a different norm."""
+    net, X = _wang_net(ctx, "neg")
+    exact = jacobian.two_layer_hidden_opnorm_exact(net.W[0], X, net.act)
+    wrong = jacobian.opnorm(lambda x: net.act(1.0001 * net.W[0] @ x), X)
+    assert float(((wrong - exact).abs() / exact).min()) > 1e-5
+
+
+def test_activation_derivative_conventions():
+    z = torch.tensor([-1.0, 0.0, 2.0], dtype=DT, requires_grad=True)
+    for act, want in [(activations.get("relu", grad_at_zero=1.0), [0, 1, 1]),
+                      (activations.get("relu", grad_at_zero=0.0), [0, 0, 1]),
+                      (activations.get("leaky_relu", gamma=0.1), [0.1, 1, 1])]:
+        (gz,) = torch.autograd.grad(act(z).sum(), z)
+        assert gz.tolist() == want
+        assert act.slope(z.detach()).tolist() == want

@@ -1,0 +1,46 @@
+"""Core: the pytest plugin — claim markers validated at collection, records merged under xdist."""
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _run(tmp_path, body, *args):
+    d = tmp_path / "checks" / "kou2023"
+    d.mkdir(parents=True)
+    (tmp_path / "checks" / "__init__.py").write_text("")
+    (d / "__init__.py").write_text("")
+    (d / "test_x.py").write_text(body)
+    (tmp_path / "conftest.py").write_text((ROOT / "conftest.py").read_text())
+    cmd = [sys.executable, "-m", "pytest", "checks", "-q", "-p", "no:cacheprovider",
+           "--report", str(tmp_path / "rep"), *args]
+    return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_unknown_claim_is_a_collection_error(tmp_path):
+    r = _run(tmp_path, "import pytest\n@pytest.mark.claim('kou2023/lem-77')\ndef test_a():\n    pass\n")
+    assert r.returncode != 0 and "unknown claim ID 'kou2023/lem-77'" in r.stdout + r.stderr
+
+
+def test_missing_claim_marker_is_an_error(tmp_path):
+    r = _run(tmp_path, "def test_a():\n    pass\n")
+    assert r.returncode != 0 and "needs @pytest.mark.claim" in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_records_merged_into_results_json(tmp_path, workers):
+    body = ("import pytest\n"
+            "@pytest.mark.claim('kou2023/lem-5.2')\n@pytest.mark.parametrize('k', range(4))\n"
+            "def test_a(record, k):\n    record('holds', observed=k * 1e-15, bound=1e-12, config={'k': k})\n")
+    r = _run(tmp_path, body, *workers)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert sorted(rec["config"]["k"] for rec in doc["records"]) == [0, 1, 2, 3]
+    assert doc["run"]["profile"] == "quick"
+    leftover = tmp_path / "rep" / ".records"
+    assert not leftover.exists() or not any(leftover.iterdir())
