@@ -40,9 +40,12 @@ class Activation:
             return 1 - torch.tanh(z) ** 2
         if self.kind == "softplus":
             return torch.sigmoid(z)
-        one, g = torch.ones_like(z), torch.full_like(z, self.gamma)
-        at0 = torch.full_like(z, self.grad_at_zero)
-        return torch.where(z > 0, one, torch.where(z < 0, g, at0))
+        one, g = z.new_tensor(1.0), z.new_tensor(self.gamma)
+        if self.grad_at_zero == 1.0:
+            return torch.where(z >= 0, one, g)
+        if self.grad_at_zero == self.gamma:
+            return torch.where(z > 0, one, g)
+        return torch.where(z > 0, one, torch.where(z < 0, g, z.new_tensor(self.grad_at_zero)))
 
     @property
     def is_linear(self) -> bool:

@@ -38,9 +38,13 @@ def loss(name: str, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return per_sample(name, u, y).mean(-1)
 
 
-def derivative(name: str, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """∂ℓ/∂u per sample (logistic: -y·sig(-y u); bce: sig(u)-y; squared: u-y)."""
-    _check(name, u, y)
+def derivative(name: str, u: torch.Tensor, y: torch.Tensor, validate: bool = True) -> torch.Tensor:
+    """∂ℓ/∂u per sample (logistic: -y·sig(-y u); bce: sig(u)-y; squared: u-y).
+
+    ``validate=False`` skips the label check (for inner loops that validated once).
+    """
+    if validate:
+        _check(name, u, y)
     if name == "logistic":
         return -y * torch.sigmoid(-y * u)
     if name == "bce":

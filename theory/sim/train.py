@@ -148,12 +148,14 @@ class HiddenState:
 
 def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
               record: Sequence[int] | None = None, observe: Callable | None = None,
-              state: HiddenState | None = None, blowup: float = 1e8, write_back: bool = True):
+              state: HiddenState | None = None, blowup: float = 1e8, write_back: bool = True,
+              guard_every: int = 100):
     """Exact first-layer GD in pre-activation space; returns (trajectory, state).
 
     ``observe(step, state, outputs)`` is called at recorded steps. ``state`` resumes a
     previous run (then step numbers continue from 0 of this call). With
-    ``write_back`` the model's W is set to W(T) at the end.
+    ``write_back`` the model's W is set to W(T) at the end. Divergence is checked every
+    ``guard_every`` steps and at every recorded step.
     """
     W0, c = hidden_readout(model)
     E, H, d = W0.shape
@@ -167,22 +169,33 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
                             W0 @ X.T, W0.clone(), X)
     rec = set(geometric_grid(steps) if record is None else record)
     traj = Trajectory()
-    act, cc = model.act, c.unsqueeze(-1)
+    act = model.act
+    losses.per_sample(loss, state.Z[:1, :1, :1].sum(1) * 0, y[:1])  # validate the labels once
+    cr = c.unsqueeze(1)  # (E, 1, H): u = c·σ(Z) as one batched matmul
+    lr_c = -(eta.view(E, 1) * c).unsqueeze(-1) / N  # (E, H, 1)
+    gram_e = gram.expand(E, N, N)
+    s, h, dC = (torch.empty_like(state.Z) for _ in range(3))  # reused buffers: no per-step allocation
     first = None
     for t in range(steps + 1):
-        u = (cc * act(state.Z)).sum(1)  # (E, N)
-        cur = losses.loss(loss, u, y)
-        if first is None:
-            first = cur
-        _guard(t, cur, first, blowup)
-        if t in rec:
-            traj._add(t, cur, observe(t, state, u) if observe else None)
+        s.copy_(act.slope(state.Z))
+        if act.kind == "pl":
+            torch.mul(state.Z, s, out=h)
+        else:
+            h.copy_(act(state.Z))
+        u = torch.bmm(cr, h).squeeze(1)  # (E, N)
+        if t in rec or t % guard_every == 0 or t == steps:
+            cur = losses.loss(loss, u, y)
+            if first is None:
+                first = cur
+            _guard(t, cur, first, blowup)
+            if t in rec:
+                traj._add(t, cur, observe(t, state, u) if observe else None)
         if t == steps:
             break
-        g = losses.derivative(loss, u, y) / N  # (E, N)
-        dC = -(eta.view(E, 1, 1) * cc) * act.slope(state.Z) * g.unsqueeze(1)
-        state.C += dC
-        state.Z += dC @ gram
+        torch.mul(s, losses.derivative(loss, u, y, validate=False).unsqueeze(1), out=dC)
+        dC.mul_(lr_c)
+        state.C.add_(dC)
+        state.Z.baddbmm_(dC, gram_e)
     if write_back:
         W = state.weights()
         if hasattr(model, "a"):
