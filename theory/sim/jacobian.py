@@ -160,3 +160,30 @@ def two_layer_output_grad_norm(W: torch.Tensor, a: torch.Tensor, X: torch.Tensor
     """‖J_f(x)‖₂ = ‖Wᵀ D(x) a‖₂ for f(x) = aᵀσ(Wx) (a 1×d Jacobian, closed form): (N,)."""
     D = act.slope(X @ W.T)
     return ((D * a) @ W).norm(dim=-1)
+
+
+def input_jacobian(model, X: torch.Tensor) -> torch.Tensor:
+    """Closed-form input Jacobian ∂f/∂x of a batched model at every row of X.
+
+    TwoLayerNet: (a ⊙ σ'(Wx))ᵀW; TwoClassNet: Σ_j j·(1/m)σ'(W_j x)ᵀW_j  → (E, N, d).
+    DeepMLP: α·W_L D_{L-1}W_{L-1}⋯D_1W_1 (D_l = diag σ'(Z_l))              → (E, N, o, d).
+    """
+    from .models import DeepMLP, TwoClassNet, TwoLayerNet
+
+    if isinstance(model, TwoLayerNet):
+        D = model.act.slope(model.hidden(X))  # (E, N, m)
+        return (D * model.a.unsqueeze(1)) @ model.W
+    if isinstance(model, TwoClassNet):
+        D = model.act.slope(model.preact(X))  # (E, 2, m, N)
+        m = model.W.shape[2]
+        J = D.transpose(-1, -2) @ model.W / m  # (E, 2, N, d)
+        return J[:, 0] - J[:, 1]
+    if isinstance(model, DeepMLP):
+        Z, _ = model.layers(X)
+        mult = model.multipliers or [1.0] * model.depth
+        J = (model.weights[0] * mult[0]).unsqueeze(1)  # (E, 1, d1, d)
+        for l in range(1, model.depth):
+            J = model.act.slope(Z[l - 1]).unsqueeze(-1) * J  # (E, N, d_l, d)
+            J = (model.weights[l] * mult[l]).unsqueeze(1) @ J
+        return model.alpha * J.expand(-1, Z[0].shape[1], -1, -1)
+    raise ValueError(f"input_jacobian supports TwoLayerNet, TwoClassNet, DeepMLP, not {type(model).__name__}")
