@@ -1,0 +1,140 @@
+"""zhu2022/def-T3, zhu2022/eq-2, zhu2022/def-1: shapes, Gaussian initialisation variances, NTK ≡ He at
+init, and the exact sampling identities behind the perturbation stability P(f, ε)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats as st
+
+from theory.papers.zhu2022 import perturbation as pt
+from theory.papers.zhu2022 import schemes
+
+Z_CRIT = 3.3  # two-sided z at false-alarm 1e-3 per comparison
+
+
+def _variance_pvalues(model, stds):
+    """Two-sided χ² test per layer of Σ w²/β² ~ χ²(#entries) (entries i.i.d. N(0, β²))."""
+    out = []
+    for w, s in zip(model.weights, stds):
+        k = w.numel()
+        stat = float((w ** 2).sum()) / s ** 2
+        out.append(2 * min(st.chi2.cdf(stat, k), st.chi2.sf(stat, k)))
+    return out
+
+
+@pytest.mark.claim("zhu2022/def-T3")
+def test_notation_shapes_and_std_convention(ctx, record):
+    """Table 3: W_1 m×d, W_l m×m, W_L o×m; β_l is a standard deviation (variance β_l²)."""
+    d, m, o, L, E = 7, 12, 3, 4, 50
+    st_ = schemes.stds("he", d, m, L)
+    net = schemes.build(E, d, m, L, o, "he", generator=record.generator({"t": "shapes"}), device=ctx.device)
+    shapes = [tuple(w.shape[1:]) for w in net.weights]
+    assert shapes == [(m, d), (m, m), (m, m), (o, m)]
+    p_std = _variance_pvalues(net, st_)
+    # mutation: reading β_l as a variance (std √β_l) is rejected by the same test
+    p_var = _variance_pvalues(net, [math.sqrt(s) for s in st_])
+    alpha = 1e-3 / len(st_)
+    record("holds", observed=min(p_std), bound=alpha, ratio=None, config={"d": d, "m": m, "o": o, "L": L, "E": E},
+           table=[{"layer": l + 1, "shape": str(s), "p(std reading)": p_std[l], "p(variance reading)": p_var[l]}
+                  for l, s in enumerate(shapes)],
+           note="Σw²/β² χ²-test per layer at Bonferroni level 1e-3; the variance reading is rejected")
+    assert min(p_std) > alpha
+    assert max(p_var) < alpha
+
+
+@pytest.mark.claim("zhu2022/eq-2")
+@pytest.mark.parametrize("scheme", ["lecun", "he", "he1", "beta:1.3"])
+def test_init_variances_and_gamma(ctx, record, scheme):
+    """[W_l]_ij ~ N(0, β_l²) per layer; γ = β√(m/2) (LeCun 1/√2, He 1)."""
+    d, m, L, E = 10, 32, 5, 40
+    st_ = schemes.stds(scheme, d, m, L)
+    net = schemes.build(E, d, m, L, 1, scheme, generator=record.generator({"s": scheme}), device=ctx.device)
+    p = _variance_pvalues(net, st_)
+    g = schemes.gamma(st_[1], m)
+    expect = {"lecun": 1 / math.sqrt(2), "he": 1.0, "he1": 1.0, "beta:1.3": 1.3}[scheme]
+    # mutation: a variance off by 10% (e.g. 2/(m+…) conventions) is rejected at this sample size
+    p_wrong = _variance_pvalues(net, [s * math.sqrt(1.1) for s in st_])
+    record("holds", observed=g, bound=expect, config={"scheme": scheme, "d": d, "m": m, "L": L, "E": E},
+           table=[{"layer": l + 1, "std": s, "p": pv, "p(var×1.1)": pw} for l, (s, pv, pw) in enumerate(zip(st_, p, p_wrong))])
+    assert min(p) > 1e-3 / L
+    assert abs(g - expect) < 1e-14
+    assert min(p_wrong[1:]) < 1e-3 / L  # hidden layers have E·m² entries: power against a 10% error
+
+
+@pytest.mark.claim("zhu2022/eq-2")
+def test_ntk_parameterisation_same_function_as_he(ctx, record):
+    """NTK parameterisation = He's function at init (positive homogeneity), to float64 rounding."""
+    d, m, L, E, N = 10, 64, 4, 8, 50
+    he = schemes.build(E, d, m, L, 1, "he", generator=record.generator({"t": "ntk"}), device=ctx.device)
+    ntk = schemes.build(E, d, m, L, 1, "ntk", generator=record.generator({"t": "ntk"}), device=ctx.device)
+    X = torch.randn(N, d, generator=record.generator({"t": "x"}), dtype=ctx.dtype, device=ctx.device)
+    f1, f2 = he(X), ntk(X)
+    err = float((f1 - f2).abs().max() / f1.abs().max())
+    lecun = schemes.build(E, d, m, L, 1, "lecun", generator=record.generator({"t": "ntk"}), device=ctx.device)
+    err_wrong = float((lecun(X) - f2).abs().max() / f1.abs().max())
+    # rounding: each layer's product is reassociated (s·(hWᵀ) vs h(sW)ᵀ): a few ulp per layer
+    record("holds", observed=err, bound=1e-12, config={"d": d, "m": m, "L": L, "E": E},
+           note=f"LeCun vs NTK (negative control) relative difference {err_wrong:.3g}")
+    assert err < 1e-12
+    assert err_wrong > 0.1
+
+
+@pytest.mark.claim("zhu2022/def-1")
+@pytest.mark.parametrize("d", [2, 10, 64])
+def test_ball_sampling_identities(ctx, record, d):
+    """E‖u‖² = d/(d+2)ε², E‖u‖ = d/(d+1)ε, E|gᵀu| = c_d ε‖g‖ for u uniform in the ε-ball."""
+    N, eps = 200_000, 0.3
+    gen = record.generator({"d": d})
+    u = pt.sample_ball((N,), d, eps, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    g = torch.randn(d, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    rows = []
+
+    def z(sample, exact):
+        s = sample.cpu().numpy()
+        return (s.mean() - exact) / (s.std(ddof=1) / math.sqrt(len(s))), s.mean()
+
+    checks = {"E|u|^2": (u.norm(dim=1) ** 2, pt.ball_sq_norm(d, eps)), "E|u|": (u.norm(dim=1), pt.ball_norm(d, eps)),
+              "E|g.u|": ((u @ g).abs(), pt.c_d(d) * eps * float(g.norm()))}
+    zs = {}
+    for k, (s, ex) in checks.items():
+        zs[k], mean = z(s, ex)
+        rows.append({"quantity": k, "MC": mean, "exact": ex, "z": zs[k]})
+    # mutation: sampling on the sphere (‖u‖ = ε) instead of the ball is rejected
+    sph = eps * u / u.norm(dim=1, keepdim=True)
+    z_sph, _ = z(sph.norm(dim=1) ** 2 + 1e-18 * torch.randn(N, generator=gen, dtype=ctx.dtype, device=ctx.device),
+                 pt.ball_sq_norm(d, eps))
+    record("holds", observed=max(abs(v) for v in zs.values()), bound=Z_CRIT, config={"d": d, "N": N, "eps": eps},
+           table=rows, note=f"c_d={pt.c_d(d):.5f}; sphere-sampling mutation z={z_sph:.3g}")
+    assert all(abs(v) < Z_CRIT for v in zs.values())
+    assert abs(z_sph) > Z_CRIT
+
+
+@pytest.mark.claim("zhu2022/def-1")
+def test_stability_closed_form_matches_monte_carlo(ctx, record):
+    """Scalar output: P(f, ε) = c_d ε E‖∇f(x)‖ (closed form) vs direct MC of ‖∇f(x)ᵀ(x − x̂)‖;
+    vector output (o=3): MC with 8 draws of u per x, reported with its standard error."""
+    d, m, L, E, N, K, eps = 10, 32, 3, 4, 200, 64, 0.1
+    gen = record.generator({"t": "closed"})
+    net = schemes.build(E, d, m, L, 1, "he", generator=gen, device=ctx.device)
+    X = torch.randn(N, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = X / X.norm(dim=1, keepdim=True)
+    closed = pt.stability_scalar(pt.input_grads(net, X), eps)  # (E,)
+    Xr = X.repeat(K, 1)
+    U = pt.sample_ball((K * N,), d, eps, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    vals = pt.jacobian_apply(net, Xr, U).norm(dim=-1)  # (E, K N)
+    mc = vals.mean(1)
+    se = vals.reshape(E, K, N).mean(2).std(1) / math.sqrt(K)  # draws of u are i.i.d. given x-set
+    z = ((mc - closed) / se).abs().max().item()
+    # mutation: the closed form without c_d's d/(d+1) factor (sphere instead of ball)
+    wrong = closed * (d + 1) / d
+    zw = ((mc - wrong) / se).abs().min().item()
+    net3 = schemes.build(E, d, m, L, 3, "he", generator=gen, device=ctx.device)
+    v3 = pt.jacobian_apply(net3, Xr, U).norm(dim=-1).reshape(E, K, N).mean(2)
+    record("holds", observed=z, bound=Z_CRIT, config={"d": d, "m": m, "L": L, "E": E, "N": N, "K": K, "eps": eps},
+           table=[{"member": e, "closed form": float(closed[e]), "MC": float(mc[e]), "se": float(se[e]),
+                   "P (o=3) MC": float(v3[e].mean()), "se (o=3)": float(v3[e].std() / math.sqrt(K))} for e in range(E)])
+    assert z < Z_CRIT
+    assert zw > Z_CRIT

@@ -1,0 +1,34 @@
+"""Empirical neural tangent kernels of a :class:`~theory.sim.models.DeepMLP`, per layer, batched.
+
+For an MLP, the gradient of output k at x with respect to W_l is the outer product
+b_l(x) h_{l-1}(x)ᵀ (times the forward multiplier s_l in the NTK parameterisation),
+with b_l = ∂f/∂z_l the back-propagated vector and h_{l-1} the layer input. Hence the
+contribution of layer l to the tangent kernel is exactly
+
+    Θ_l(x_i, x_j) = s_l² · ⟨b_l(x_i), b_l(x_j)⟩ · ⟨h_{l-1}(x_i), h_{l-1}(x_j)⟩
+
+(scalar output). :func:`layer_kernels` returns these (E, N, N) matrices; their sum is
+the NTK, and for a two-layer net the layer-1 term is Du et al.'s H and the layer-2
+term their G (Zhu et al. Appendix D). Costs one forward and one backward pass.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+
+def layer_kernels(model, X: torch.Tensor, params: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
+    """Per-layer tangent kernels Θ_l, each (E, N, N), of a scalar-output DeepMLP at inputs X."""
+    ws = [p.detach().requires_grad_(True) for p in (model.params if params is None else params)]
+    if ws[-1].shape[1] != 1:
+        raise ValueError(f"layer_kernels needs a scalar-output model, output layer has shape {tuple(ws[-1].shape)}")
+    with torch.enable_grad():
+        Z, H = model.layers(X, ws)
+        out = H[-1].squeeze(-1) * model.alpha  # (E, N)
+        B = torch.autograd.grad(out.sum(), Z)  # b_l(x_n) = ∂f(x_n)/∂z_l: (E, N, d_l)
+    E = ws[0].shape[0]
+    inputs = [X.expand(E, *X.shape[-2:]) if X.dim() == 2 else X] + [h.detach() for h in H[:-1]]
+    mult = model.multipliers or [1.0] * len(ws)
+    return [(s ** 2) * (b @ b.transpose(-1, -2)) * (h @ h.transpose(-1, -2))
+            for s, b, h in zip(mult, B, inputs)]
