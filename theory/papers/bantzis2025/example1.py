@@ -155,7 +155,7 @@ def exact_s2(X: torch.Tensor, G: torch.Tensor, sweep: int = 200_000) -> tuple[fl
             best, arg = float(-r.fun), r.x
         return best, np.array([np.cos(arg), np.sin(arg)])
     rng = np.random.default_rng(0)
-    W = rng.standard_normal((sweep, d))
+    W = rng.standard_normal((min(sweep, 50_000), d))
     W /= np.linalg.norm(W, axis=1, keepdims=True)
     vals = np.linalg.norm(np.maximum(0.0, W @ Xn.T) @ Gn, axis=1)
     best_i = np.argsort(vals)[-20:]

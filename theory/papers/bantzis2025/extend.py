@@ -32,7 +32,7 @@ def decompose(params, X, G) -> Decomposition:
         raise ValueError("EXTEND needs depth L >= 2 (it uses W_{L-1})")
     WL, WL1 = params[-1], params[-2]
     E = WL.shape[0]
-    H = loc.layers(params[:-2], X)[1][-1] if L > 2 else X.expand(E, *X.shape)
+    H = loc.layers(params, X)[1][L - 3] if L > 2 else X.expand(E, *X.shape)  # Zσ_{L−2} (ReLU applied)
     a = WL.norm(dim=1)            # (E, n)
     b = WL1.norm(dim=2)           # (E, n)
     ok = (a > 0) & (b > 0)
