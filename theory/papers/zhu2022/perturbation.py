@@ -82,3 +82,21 @@ def init_second_moment(m: int, o: int, beta1: float, betaL: float, gam: float, L
 def init_term(m: int, o: int, beta1: float, betaL: float, gam: float, L: int) -> float:
     """Theorem 1's initialisation term per unit ε: T_init = (m o β_1² β_L² γ^{2(L-2)}/2)^{1/2}."""
     return math.sqrt(init_second_moment(m, o, beta1, betaL, gam, L))
+
+
+def masked_products(model, X: torch.Tensor, U: torch.Tensor) -> list[torch.Tensor]:
+    """t_l = D_l W_l ⋯ D_1 W_1 u for l = 1..L−1 and W_L t_{L−1} last (proof of Lemma 5), each (E, N, ·).
+
+    D_l = diag(σ'(z_l(x))) are the activation patterns at x (σ' of the model's activation).
+    """
+    Z, _ = model.layers(X)
+    mult = model.multipliers or [1.0] * model.depth
+    t = U.expand(Z[0].shape[0], *U.shape[-2:]) if U.dim() == 2 else U
+    out = []
+    for l, w in enumerate(model.weights):
+        t = (t @ w.transpose(-1, -2)) * mult[l]
+        if l < model.depth - 1:
+            t = t * model.act.slope(Z[l])
+        out.append(t)
+    out[-1] = out[-1] * model.alpha
+    return out
