@@ -330,14 +330,14 @@ def test_scaling_law(record, ctx):
         rho = es.direction_params(w, c, L)
         # a generic start near (not on) the ray, still inside one activation region (smooth flow)
         th0 = [p + 0.02 * torch.randn(p.shape, generator=gen, dtype=ctx.dtype) for p in rho]
-        th0 = loc.scale(th0, torch.tensor([0.3]))
+        th0 = loc.scale(th0, torch.tensor([0.3], dtype=ctx.dtype))
         t = np.linspace(0, 0.2, 5)
         _, base, _ = es.flow(th0, X, G, t)
         for alpha in (0.5, 2.0):
-            _, tr, _ = es.flow(loc.scale(th0, torch.tensor([alpha])), X, G, t / alpha ** (L - 2))
+            _, tr, _ = es.flow(loc.scale(th0, torch.tensor([alpha], dtype=ctx.dtype)), X, G, t / alpha ** (L - 2))
             e = max(float((a - alpha * b).norm() / (alpha * b).norm()) for a, b in zip(tr, base))
             wrong = max(float((a - alpha * b).norm() / (alpha * b).norm()) for a, b in
-                        zip(es.flow(loc.scale(th0, torch.tensor([alpha])), X, G, t)[1], base))
+                        zip(es.flow(loc.scale(th0, torch.tensor([alpha], dtype=ctx.dtype)), X, G, t)[1], base))
             worst = max(worst, e)
             rows.append({"L": L, "alpha": alpha, "rel err αθ(α^{L−2}t)": e, "rel err without time change": wrong})
             assert wrong > 1e-3

@@ -1,0 +1,163 @@
+"""Network definition, localized loss and escape directions (``bantzis2025/def-network``, ``eq-1``,
+``def-2.1``)."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from theory.papers.bantzis2025 import escape as es
+from theory.papers.bantzis2025 import example1 as ex
+from theory.papers.bantzis2025 import localized as loc
+from theory.papers.bantzis2025 import opt_speed as O
+from theory.stats import fit_power
+
+
+def _loop_forward(Ws, X):
+    """Explicit per-sample, per-neuron loops (numpy): the paper's recursion Z_ℓ = W_ℓ Zσ_{ℓ−1}."""
+    out = []
+    for x in X:
+        h = list(x)
+        for l, W in enumerate(Ws):
+            z = [sum(W[i][k] * h[k] for k in range(len(h))) for i in range(len(W))]
+            h = [max(v, 0.0) for v in z] if l < len(Ws) - 1 else z
+        out.append(h)
+    return np.array(out)
+
+
+@pytest.mark.claim("bantzis2025/def-network")
+def test_forward_map_matches_definition(record, ctx):
+    gen = record.generator({"test": "forward"})
+    rows, worst = [], 0.0
+    for dims in ([3, 5, 2], [4, 6, 6, 1], [2, 3, 4, 5, 3]):
+        L = len(dims) - 1
+        th = [torch.randn(2, dims[l + 1], dims[l], generator=gen, dtype=ctx.dtype) for l in range(L)]
+        X = torch.randn(7, dims[0], generator=gen, dtype=ctx.dtype)
+        Y = loc.output(th, X)
+        ref = np.stack([_loop_forward(w[e].tolist() for w in th) if False else
+                        _loop_forward([w[e].numpy() for w in th], X.numpy()) for e in range(2)])
+        err = float(np.abs(Y.numpy() - ref).max())
+        P = sum(dims[l] * dims[l + 1] for l in range(L))
+        assert sum(w[0].numel() for w in th) == P
+        sq = float(loc.sq_norm(th)[0])
+        assert abs(sq - sum(float((w[0] ** 2).sum()) for w in th)) <= 1e-12 * sq
+        # linear output: some outputs are negative; with a ReLU on the output the map would differ
+        assert bool((Y < 0).any())
+        relu_out = torch.relu(Y)
+        assert float((relu_out - Y).abs().max()) > 1e-3
+        worst = max(worst, err)
+        rows.append({"dims": dims, "P": P, "max |forward − loops|": err})
+    assert worst <= 1e-12   # sums of ≤ 6 products of O(1) numbers in float64
+    record("holds", observed=worst, bound=1e-12, table=rows,
+           note="bias-free, σ = ReLU on hidden layers only, P = Σ n_ℓ n_{ℓ−1}, ‖θ‖² = Σ‖W_ℓ‖_F²; "
+                "a ReLU on the output would change the map (rejected).")
+
+
+@pytest.mark.claim("bantzis2025/eq-1")
+def test_homogeneity_and_euler(record, ctx):
+    gen = record.generator({"test": "homogeneity"})
+    X = torch.randn(12, 4, generator=gen, dtype=ctx.dtype)
+    G = torch.randn(12, 2, generator=gen, dtype=ctx.dtype)
+    rows, worst = [], 0.0
+    E = ctx.pick(quick=200, full=1000)
+    for L in range(2, 7):
+        th = loc.random_sphere(E, [4] + [8] * (L - 1) + [2], generator=gen, dtype=ctx.dtype)
+        v, g = loc.gradient(th, X, G)
+        scale_ = v.abs().clamp_min(1e-3)
+        for lam in (0.1, 2.0, 10.0):
+            v2, g2 = loc.gradient(loc.scale(th, torch.full((E,), lam, dtype=ctx.dtype)), X, G)
+            e_h = float(((v2 - lam ** L * v).abs() / (lam ** L * scale_)).max())
+            e_g = float(max(((a - lam ** (L - 1) * b).norm() / (lam ** (L - 1) * b.norm())) for a, b in zip(g2, g)))
+            wrong = float(((v2 - lam ** (L - 1) * v).abs() / (lam ** L * scale_)).median())
+            worst = max(worst, e_h, e_g)
+            assert wrong > 1e-2   # degree L−1 is rejected
+        eu = float(((loc.inner(th, g) - L * v).abs() / scale_).max())
+        per = float(max(((a * w).reshape(E, -1).sum(1) - v).abs().div(scale_).max() for a, w in zip(g, th)))
+        worst = max(worst, eu, per)
+        rows.append({"L": L, "Euler total err": eu, "Euler per-layer err": per})
+    assert worst <= 1e-12
+    record("holds", observed=worst, bound=1e-12, table=rows, config={"θ per depth": E},
+           note="L0(λθ) = λ^L L0(θ), ∇L0(λθ) = λ^{L−1}∇L0(θ), ⟨θ,∇L0⟩ = L·L0 and ⟨W_ℓ,∇_{W_ℓ}L0⟩ = L0 "
+                "(relative to max(|L0|, 1e-3)); degree L−1 rejected.")
+
+
+@pytest.mark.claim("bantzis2025/eq-1")
+def test_first_order_expansion_remainder(record, ctx):
+    gen = record.generator({"test": "remainder"})
+    X = torch.randn(10, 3, generator=gen, dtype=ctx.dtype)
+    y = torch.sign(torch.randn(10, generator=gen, dtype=ctx.dtype))
+    rows = []
+    for L in (2, 3, 4):
+        th = loc.random_sphere(4, [3] + [5] * (L - 1) + [1], generator=gen, dtype=ctx.dtype)
+        # squared loss C(Y) = ½‖Y − y‖²: G = −y and the remainder is exactly ½‖Y‖²
+        Y = loc.output(th, X).squeeze(-1)
+        rem = 0.5 * ((Y - y) ** 2).sum(1) - 0.5 * (y ** 2).sum() - loc.localized_loss(th, X, -y)
+        e_sq = float(((rem - 0.5 * (Y ** 2).sum(1)).abs() / (0.5 * (Y ** 2).sum(1))).max())
+        assert e_sq <= 1e-10
+        # logistic C(Y) = Σ log(1 + e^{−y_j Y_j}): G = −y/2, remainder O(‖Y‖²) = O(α^{2L})
+        alphas = np.geomspace(0.05, 0.4, 8)
+        rems = []
+        for a in alphas:
+            ta = loc.scale([w[:1] for w in th], torch.tensor([a], dtype=ctx.dtype))
+            Ya = loc.output(ta, X).reshape(-1)
+            C = torch.nn.functional.softplus(-y * Ya).sum()
+            rems.append(abs(float(C - 10 * math.log(2) - loc.localized_loss(ta, X, -y / 2)[0])))
+        fit = fit_power(alphas, rems)
+        rows.append({"L": L, "squared-loss remainder err": e_sq, "logistic remainder exponent": fit.exponent,
+                     "CI": fit.ci, "expected 2L": 2 * L})
+        assert abs(fit.exponent - 2 * L) <= 0.05 and not (fit.ci[0] <= L <= fit.ci[1])
+    record("holds", observed=max(abs(r["logistic remainder exponent"] - 2 * r["L"]) for r in rows), bound=0.05,
+           table=rows, note="L(θ) = C(0) + L0(θ) + O(‖Y_θ‖²): exact ½‖Y‖² for the squared loss; fitted exponent "
+                            "2L for the logistic loss (no 1/N; G = ∇C(0)); exponent L rejected by the CI.")
+
+
+@pytest.mark.claim("bantzis2025/def-2.1")
+def test_exact_escape_directions_and_balance(record, ctx):
+    gen = record.generator({"test": "escape directions"})
+    X = torch.randn(10, 3, generator=gen, dtype=ctx.dtype)
+    G = torch.randn(10, generator=gen, dtype=ctx.dtype)
+    dirs = es.interior_escape_directions(X, G)
+    assert len(dirs) >= 1
+    rows, worst = [], 0.0
+    for w, c, s in dirs:
+        for L in (2, 3, 4, 5):
+            rho = es.direction_params(w, c, L)
+            sp_, res = loc.def21_residual(rho, X, G)
+            layer_err = float((loc.layer_sq_norms(rho) - 1).abs().max())
+            nb = float(loc.neuron_balance_error(rho).max())
+            unit = float(-loc.localized_loss(loc.scale(rho, torch.tensor([1 / math.sqrt(L)], dtype=ctx.dtype)), X, G))
+            e = max(float(res), abs(float(sp_) - s) / s, layer_err, nb, abs(unit - s * L ** (-L / 2)) / unit)
+            worst = max(worst, e)
+            rows.append({"speed": s, "L": L, "residual": float(res), "‖W_ℓ‖²−1": layer_err, "neuron balance": nb,
+                         "unit-sphere speed": unit})
+    # random points of the sphere are not escape directions: the residual test rejects them
+    rnd = loc.random_sphere(200, [3, 4, 4, 1], generator=gen, dtype=ctx.dtype)
+    _, rr = loc.def21_residual(rnd, X, G)
+    rr = rr[torch.isfinite(rr)]
+    assert worst <= 1e-13 and float(rr.min()) > 1e-2
+    record("holds", observed=worst, bound=1e-13, table=rows,
+           note=f"{len(dirs)} exact interior escape directions (width one): ∇L0(ρ) = −sρ to 1e-16, ‖W_ℓ‖_F² = 1, "
+                f"neuron balance, s̄ = L^(−L/2)s; random sphere points give residual ≥ {float(rr.min()):.2f}.")
+
+
+@pytest.mark.claim("bantzis2025/def-2.1")
+def test_example1_points_and_solver_outputs(record, ctx, circle8):
+    X, G = circle8
+    r2 = ex.to_torch(ex.rank_two_weights(-1), dtype=ctx.dtype, device=ctx.device)
+    s2, res2 = loc.def21_residual(r2, X, G)
+    r1 = [torch.tensor([[[1.0, 0.0]]], dtype=ctx.dtype), torch.ones(1, 1, 1, dtype=ctx.dtype),
+          torch.ones(1, 1, 1, dtype=ctx.dtype)]
+    s1, res1 = loc.def21_residual([w.to(ctx.device) for w in r1], X, G)
+    opt = O.opt_speed(X, G, 3, width=4, restarts=16, steps_a=ctx.pick(quick=500, full=3000),
+                      steps_b=ctx.pick(quick=500, full=3000), generator=record.generator({"test": "opt"}))
+    i = opt.best_index()
+    assert abs(float(s2) - 0.5) < 1e-15 and abs(float(s1) - (math.sqrt(2) - 1)) < 1e-15
+    assert float(res1) < 1e-13      # classical critical point (exact data, σ'(0) = 0)
+    assert float(res2) > 0.5         # not classical: only a Clarke-type critical point
+    record("holds", observed=float(res1), bound=1e-13,
+           table=[{"point": "rank-one φ=0", "speed": float(s1), "residual": float(res1)},
+                  {"point": "rank-two Eq. (2), W_3=−1", "speed": float(s2), "residual": float(res2)},
+                  {"point": "OPT-SPEED best (width 4)", "speed": float(opt.speeds[i]), "residual": float(opt.residual[i]),
+                   "layer balance err": float(opt.balance[i])}],
+           note="The rank-two direction of Example 1 sits on ReLU kinks: under σ'(0)=0 it is not a classical "
+                "solution of ∇L0(ρ) = −sρ (residual ≈0.82); the rank-one direction is (residual ~1e-16).")
