@@ -1,0 +1,140 @@
+"""Kou et al. (2023) coefficient dynamics: the decomposition, its recursion, and the balance /
+pattern quantities the lemmas of §5 and Appendices A–E are about.
+
+All functions take tensors with an ensemble axis E and the class axis (index 0: j=+1) in the
+layout of :mod:`theory.papers.kou2023.setup`: ρ, Z of shape (..., 2, m, n).
+
+- :func:`recover_coefficients` / :func:`reconstruct_weights` — Def. 5.1 (eq. (5.1)); unique for
+  linearly independent data.
+- :func:`recursion_step` — Lemma 5.2 (eqs. (5.3)–(5.5)) written as the paper prints it, with the
+  ρ̄ / ρ̲ split and the indicators 1[y_i = ±j].
+- :func:`balance_sum_ratio` — Lemma 5.4/B.1 (B.8); :func:`neuron_ratio` — Lemma B.4;
+  :func:`relu_balance_ratio` — Lemma 5.5/E.1(1); :func:`gamma_sandwich` — the exact per-sample
+  bracket behind B.2–B.4; :func:`neuron_spread` — Lemma C.1; :func:`b2_explicit` — Lemma B.2.
+"""
+from __future__ import annotations
+
+import torch
+
+
+def _check_independent(X: torch.Tensor) -> None:
+    n, d = X.shape
+    if n > d:
+        raise ValueError(f"n={n} > d={d}: the data are linearly dependent, so the coefficients of "
+                         "Def. 5.1 are not unique")
+    s = torch.linalg.svdvals(X)
+    if not bool(s.min() > s.max() * max(n, d) * torch.finfo(X.dtype).eps):
+        raise ValueError("the data are (numerically) linearly dependent: Def. 5.1 coefficients are not unique")
+
+
+def _batched(X: torch.Tensor) -> torch.Tensor:
+    """X as (n, d) (shared) or (E, n, d) → broadcastable against (E, 2, m, ·)."""
+    if X.dim() == 2:
+        return X
+    if X.dim() == 3:
+        return X.unsqueeze(1)
+    raise ValueError(f"X must be (n, d) or (E, n, d), got {tuple(X.shape)}")
+
+
+def recover_coefficients(W: torch.Tensor, W0: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """ρ = (W − W0) Xᵀ G⁻¹ diag(G), shape (E, 2, m, n) (Def. 5.1); X (n, d) or (E, n, d).
+
+    ValueError when the data are linearly dependent (the coefficients are then not unique).
+    """
+    for Xe in (X if X.dim() == 3 else X.unsqueeze(0)):
+        _check_independent(Xe)
+    Xb = _batched(X)
+    G = Xb @ Xb.transpose(-1, -2)
+    B = torch.linalg.solve(G, Xb @ (W - W0).transpose(-1, -2)).transpose(-1, -2)  # (W−W0) Xᵀ G⁻¹
+    return B * G.diagonal(dim1=-2, dim2=-1).unsqueeze(-2)
+
+
+def reconstruct_weights(W0: torch.Tensor, rho: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """W0 + Σ_i ρ_{j,r,i} ‖x_i‖⁻² x_i (eq. (5.1)); X (n, d) or (E, n, d)."""
+    Xb = _batched(X)
+    return W0 + (rho / (Xb * Xb).sum(-1).unsqueeze(-2)) @ Xb
+
+
+def split(rho: torch.Tensor):
+    """(ρ̄, ρ̲) = (ρ·1[ρ ≥ 0], ρ·1[ρ ≤ 0]) (Def. 5.1, eq. (5.2))."""
+    return rho.clamp_min(0), rho.clamp_max(0)
+
+
+def recursion_step(rho_bar: torch.Tensor, rho_under: torch.Tensor, slope: torch.Tensor, dl: torch.Tensor,
+                   y: torch.Tensor, norms2: torch.Tensor, eta, n: int, m: int):
+    """One step of Lemma 5.2, eqs. (5.4)–(5.5), as printed:
+
+    ρ̄⁺ = ρ̄ − η/(nm)·ℓ'_i·σ'(⟨w_{j,r},x_i⟩)·‖x_i‖²·1[y_i = j],
+    ρ̲⁺ = ρ̲ + η/(nm)·ℓ'_i·σ'(⟨w_{j,r},x_i⟩)·‖x_i‖²·1[y_i = −j].
+
+    ``slope`` = σ'(Z) (..., 2, m, n); ``dl`` = ℓ'_i (..., n); ``eta`` scalar or (E,) broadcastable.
+    """
+    jsign = torch.tensor([1.0, -1.0], dtype=rho_bar.dtype, device=rho_bar.device).view(2, 1, 1)
+    own = (y.view(1, 1, -1) == jsign).to(rho_bar.dtype)  # 1[y_i = j]
+    opp = (y.view(1, 1, -1) == -jsign).to(rho_bar.dtype)  # 1[y_i = −j]
+    eta = torch.as_tensor(eta, dtype=rho_bar.dtype, device=rho_bar.device)
+    eta = eta.view(*eta.shape, *([1] * 3)) if eta.dim() else eta
+    inc = eta / (n * m) * dl.unsqueeze(-2).unsqueeze(-2) * slope * norms2
+    return rho_bar - inc * own, rho_under + inc * opp
+
+
+def balance_sum_ratio(rho: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Lemma 5.4 / B.1: min_i Σ_r ρ̄_{y_i,r,i} / max_{j,i'} Σ_r |ρ_{j,r,i'}|, shape (...)."""
+    own = torch.where(y > 0, rho[..., 0, :, :], rho[..., 1, :, :]).clamp_min(0).sum(-2)  # (..., n)
+    tot = rho.abs().sum(-2)  # (..., 2, n)
+    return own.min(-1).values / tot.flatten(-2).max(-1).values
+
+
+def neuron_ratio(rho: torch.Tensor) -> torch.Tensor:
+    """Lemma B.4 (ii): κ = min_{j,r,i}|ρ_{j,r,i}| / max_{j',r',i'}|ρ_{j',r',i'}|, shape (...)."""
+    a = rho.abs().flatten(-3)
+    return a.min(-1).values / a.max(-1).values
+
+
+def b4_sum_form(rho: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Lemma B.4 (i), first inequality, as a ratio: min_{j,r,i} m|ρ_{j,r,i}| / Σ_r ρ̄_{y_i,r,i} (≥ γ)."""
+    m = rho.shape[-2]
+    own = torch.where(y > 0, rho[..., 0, :, :], rho[..., 1, :, :]).clamp_min(0).sum(-2)  # (..., n)
+    return (m * rho.abs().min(-2).values / own.unsqueeze(-2)).flatten(-2).min(-1).values
+
+
+def relu_balance_ratio(rho: torch.Tensor, y: torch.Tensor, S0: torch.Tensor) -> torch.Tensor:
+    """Lemma 5.5: min_i min_{r∈S_i^(0)} ρ̄_{y_i,r,i} / max_{j,r',i'}|ρ_{j,r',i'}|; S0 (E, m, n)."""
+    own = torch.where(y > 0, rho[..., 0, :, :], rho[..., 1, :, :])  # (..., m, n)
+    big = torch.finfo(rho.dtype).max
+    num = torch.where(S0, own, torch.full_like(own, big)).flatten(-2).min(-1).values
+    return num / rho.abs().flatten(-3).max(-1).values
+
+
+def own_coeffs(rho: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """ρ_{y_i,r,i} (..., m, n)."""
+    return torch.where(y > 0, rho[..., 0, :, :], rho[..., 1, :, :])
+
+
+def gamma_sandwich(rho: torch.Tensor, S_acc: torch.Tensor, norms2: torch.Tensor, eta, n: int, m: int,
+                   gamma: float):
+    """Exact bracket γ S_i(t) ≤ |ρ_{j,r,i}(t)| ≤ S_i(t), S_i(t) = η‖x_i‖²/(nm) Σ_{s<t}|ℓ'_i(s)|.
+
+    Returns (lower slack, upper slack) = (min (|ρ| − γS)/S, min (S − |ρ|)/S) over valid entries
+    (S > 0), shape (...). Both must be ≥ −(rounding).
+    """
+    eta = torch.as_tensor(eta, dtype=rho.dtype, device=rho.device).view(-1, 1)
+    S = eta * norms2 * S_acc / (n * m)  # (..., E, n)
+    S = S.unsqueeze(-2).unsqueeze(-2)
+    a = rho.abs()
+    safe = torch.where(S > 0, S, torch.ones_like(S))
+    lo = torch.where(S > 0, (a - gamma * S) / safe, torch.zeros_like(a)).flatten(-3).min(-1).values
+    hi = torch.where(S > 0, (S - a) / safe, torch.zeros_like(a)).flatten(-3).min(-1).values
+    return lo, hi
+
+
+def neuron_spread(rho: torch.Tensor) -> torch.Tensor:
+    """Lemma C.1: max_{r,r'}|ρ_{j,r,i} − ρ_{j,r',i}| per (j, i), shape (..., 2, n)."""
+    return rho.max(-2).values - rho.min(-2).values
+
+
+def b2_explicit(rho: torch.Tensor, min_dl_so_far: torch.Tensor, gamma: float, R_min: float, R_max: float):
+    """Lemma B.2 explicit form: returns (lhs, rhs) with lhs = min|ρ|/max|ρ| and
+    rhs = γ R_min²/R_max² · min_{s<t,i}|ℓ'_i(s)|; the lemma says lhs ≥ rhs."""
+    a = rho.abs().flatten(-3)
+    return a.min(-1).values / a.max(-1).values, gamma * R_min ** 2 / R_max ** 2 * min_dl_so_far
