@@ -138,3 +138,43 @@ def b2_explicit(rho: torch.Tensor, min_dl_so_far: torch.Tensor, gamma: float, R_
     rhs = γ R_min²/R_max² · min_{s<t,i}|ℓ'_i(s)|; the lemma says lhs ≥ rhs."""
     a = rho.abs().flatten(-3)
     return a.min(-1).values / a.max(-1).values, gamma * R_min ** 2 / R_max ** 2 * min_dl_so_far
+
+
+class StepBounds:
+    """``every_step`` hook for :func:`theory.papers.kou2023.setup.simulate`: evaluates at *every*
+    step t ≥ 1 the explicit forms of Lemma C.1 and Lemma B.2 (both hold for any data):
+
+    - C.1: max_{r,r'}|ρ_{j,r,i} − ρ_{j,r',i}| ≤ (1−γ) S_i(t), S_i(t) = η‖x_i‖²/(nm) Σ_{s<t}|ℓ'_i(s)|;
+      ``c1_ratio`` (E,) is the max over t, j, i of the left side over the right side (≤ 1).
+    - B.2: min|ρ|/max|ρ| ≥ γ R_min²/R_max² · min_{s<t,i}|ℓ'_i(s)|; ``b2_ratio`` (E,) is the min over
+      t of left/right (≥ 1), ``b2_ratio_until(T)`` the same restricted to t ≤ T (kept per step).
+    """
+
+    def __init__(self, norms2: torch.Tensor, eta: torch.Tensor, n: int, m: int, gamma: float,
+                 R_min: float, R_max: float):
+        E = eta.shape[0]
+        self.k = (eta.view(E, 1) * norms2 / (n * m))
+        self.g, self.rr = gamma, R_min ** 2 / R_max ** 2
+        self.acc = torch.zeros(E, n, dtype=norms2.dtype, device=norms2.device)
+        self.min_dl = torch.full((E,), float("inf"), dtype=norms2.dtype, device=norms2.device)
+        self.c1_ratio = torch.zeros(E, dtype=norms2.dtype, device=norms2.device)
+        self.b2_trace: list[torch.Tensor] = []
+
+    def __call__(self, t, rho, Z, dl):
+        if t >= 1:
+            S = (self.k * self.acc).unsqueeze(1)  # (E, 1, n)
+            spread = neuron_spread(rho)  # (E, 2, n)
+            self.c1_ratio = torch.maximum(self.c1_ratio, (spread / ((1 - self.g) * S)).flatten(1).max(1).values)
+            if self.g > 0:
+                a = rho.abs().flatten(1)
+                lhs = a.min(1).values / a.max(1).values
+                self.b2_trace.append(lhs / (self.g * self.rr * self.min_dl))
+        self.acc += dl.abs()
+        self.min_dl = torch.minimum(self.min_dl, dl.abs().min(1).values)
+
+    def b2_ratio_until(self, T=None) -> torch.Tensor:
+        tr = torch.stack(self.b2_trace)  # (steps, E), row k is t = k+1
+        return (tr if T is None else tr[:T]).min(0).values
+
+    def finish(self):
+        return self
