@@ -23,8 +23,9 @@ def _run(tmp_path, body, *args):
 
 
 def test_unknown_claim_is_a_collection_error(tmp_path):
-    r = _run(tmp_path, "import pytest\n@pytest.mark.claim('kou2023/lem-77')\ndef test_a():\n    pass\n")
-    assert r.returncode != 0 and "unknown claim ID 'kou2023/lem-77'" in r.stdout + r.stderr
+    bogus = "kou2023/" + "lem-77"  # built, not quoted, so the coverage tool does not count it as a reference
+    r = _run(tmp_path, f"import pytest\n@pytest.mark.claim('{bogus}')\ndef test_a():\n    pass\n")
+    assert r.returncode != 0 and f"unknown claim ID '{bogus}'" in r.stdout + r.stderr
 
 
 def test_missing_claim_marker_is_an_error(tmp_path):
