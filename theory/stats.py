@@ -84,3 +84,35 @@ def mean_ci(samples, alpha: float = 0.01):
     m, se = float(s.mean()), float(s.std(ddof=1) / math.sqrt(s.size))
     z = st.norm.ppf(1 - alpha / 2)
     return m, (m - z * se, m + z * se)
+
+
+@dataclass(frozen=True)
+class AffineFit:
+    """Least-squares fit y = intercept + slope·x with standard errors and (1-alpha) CIs."""
+
+    slope: float
+    intercept: float
+    slope_se: float
+    intercept_se: float
+    slope_ci: tuple
+    intercept_ci: tuple
+    n: int
+
+
+def fit_affine(x, y, alpha: float = 0.01) -> AffineFit:
+    """OLS fit y ≈ a + b·x (x, y finite, ≥ 3 points).
+
+    Typical uses: logarithmic rates (x = log t: ‖w(t)‖ ≈ a log t + b) and limits extrapolated in a
+    transformed time (x = 1/log t: y(t) ≈ L∞ + b/log t, the intercept is L∞).
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.size < 3:
+        raise ValueError(f"fit_affine needs ≥3 paired points, got shapes {x.shape}, {y.shape}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("fit_affine needs finite x and y")
+    if np.ptp(x) == 0:
+        raise ValueError("fit_affine needs at least two distinct x values")
+    res = st.linregress(x, y)
+    t = st.t.ppf(1 - alpha / 2, x.size - 2)
+    b, a, sb, sa = float(res.slope), float(res.intercept), float(res.stderr), float(res.intercept_stderr)
+    return AffineFit(b, a, sb, sa, (float(b - t * sb), float(b + t * sb)), (float(a - t * sa), float(a + t * sa)), x.size)
