@@ -34,6 +34,8 @@ def pytest_addoption(parser):
     g.addoption("--profile", default="quick", choices=PROFILES, help="quick (CPU-sized) or full (paper scale)")
     g.addoption("--seed", type=int, default=0, help="global seed offset")
     g.addoption("--report", default="reports", help="directory for results.json and index.html ('none': off)")
+    g.addoption("--theory-progress", action="store_true", default=False,
+                help="print one line per finished check: claim IDs, verdicts recorded, outcome, seconds")
 
 
 def _worker_index(config) -> int | None:
@@ -123,6 +125,7 @@ class Recorder:
         w = self._req.config._theory_writer
         if w is not None:
             w.write(m)
+        self._req.node.user_properties.append(("theory_record", {"claim": cid, "verdict": verdict}))
         self.records.append(m)
         return m
 
@@ -154,6 +157,7 @@ def pytest_sessionfinish(session, exitstatus):
     rep = _report_dir(config)
     meta = run_metadata(config)
     meta["exitstatus"] = int(exitstatus)
+    meta["tests"] = getattr(config, "_theory_tests", {})
     records = pathlib.Path(config._theory_records)
     records.mkdir(parents=True, exist_ok=True)
     doc = merge(records, rep / "results.json", meta)
@@ -170,3 +174,65 @@ def pytest_sessionfinish(session, exitstatus):
 
         counts = Counter(r["verdict"] for r in doc["records"])
         tr.write_line(f"theory: {len(doc['records'])} records ({dict(sorted(counts.items()))}) -> {rep}")
+
+
+# --- per-test outcomes (for the report's "what ran") and terminal progress --------------------------
+
+def pytest_runtest_setup(item):
+    """Carry the test's claim IDs on its reports (they reach the xdist controller with them)."""
+    ids = [m.args[0] for m in item.iter_markers("claim") if m.args]
+    if ids:
+        item.user_properties.append(("theory_claims", ids))
+
+
+def _outcome(report) -> str | None:
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if xfail:
+            return "xfailed" if report.skipped else "xpassed"
+        return report.outcome
+    if report.failed:
+        return "error"
+    if report.skipped and report.when == "setup":
+        return "xfailed" if xfail else "skipped"
+    return None
+
+
+def pytest_runtest_logreport(report):
+    """Controller side: outcome, duration and claims of every test; a progress line when asked."""
+    config = _CONFIG.get("config")
+    if config is None or hasattr(config, "workerinput"):
+        return
+    tests = config.__dict__.setdefault("_theory_tests", {})
+    t = tests.setdefault(report.nodeid, {"outcome": "passed", "seconds": 0.0, "claims": [], "records": {}})
+    t["seconds"] = round(t["seconds"] + float(getattr(report, "duration", 0.0) or 0.0), 3)
+    for key, val in getattr(report, "user_properties", []) or []:
+        if key == "theory_claims":
+            t["claims"] = list(val)
+        elif key == "theory_record" and report.when == "call":
+            k = f"{val['claim']}:{val['verdict']}"
+            t["records"][k] = t["records"].get(k, 0) + 1
+    out = _outcome(report)
+    if out is not None and not (t["outcome"] in ("failed", "error") and out != "failed"):
+        t["outcome"] = out
+        if out in ("failed", "error"):
+            crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+            t["message"] = str(getattr(crash, "message", "") or "")[:300]
+    if report.when == "teardown" and config.getoption("--theory-progress"):
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            finished = config.__dict__.setdefault("_theory_finished", set())
+            finished.add(report.nodeid)
+            done = len(finished)
+            total = getattr(getattr(tr, "_session", None), "testscollected", 0) or "?"
+            recs = ", ".join(f"{k.split(':', 1)[1]}×{n}" for k, n in sorted(t["records"].items())) or "no record"
+            tr.write_line(f"theory [{done}/{total}] {' '.join(t['claims']) or report.nodeid}: {recs}; "
+                          f"{t['outcome']} in {t['seconds']:.1f} s")
+
+
+_CONFIG: dict = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    _CONFIG["config"] = session.config

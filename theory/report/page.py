@@ -1,0 +1,286 @@
+"""The HTML page: header with run metadata and verdict counts, summary table, findings, claim sections.
+
+One self-contained document: inline CSS, inline SVG, one small inline script
+(table sorting); no external resource of any kind. Output depends only on the
+results document, so the same records give the same bytes.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from . import plots
+from .fmt import fmt, kv
+from .summary import LABELS, SEVERITY, VERDICT_RULE, ClaimRow, counts, num, tightness_text
+from .text import esc, md, md_inline
+
+MAX_TABLE_ROWS = 120
+MAX_FIGURES_PER_CLAIM = 24
+ORDER = ("holds", "violated", "vacuous", "expected-failure", "not-applicable", "error", "not-encoded")
+EXIT = {0: "all tests passed", 1: "some tests failed", 2: "interrupted", 3: "internal error",
+        4: "usage error", 5: "no tests collected"}
+RUN_KEYS = ("date", "seconds", "profile", "seed", "device", "device_name", "torch", "python", "machine",
+            "platform", "cpus", "workers", "args", "exitstatus")
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0 auto;max-width:1280px;
+padding:1em 1.5em;color:#1d1d1f;background:#fff;line-height:1.4}
+h1{font-size:1.6em;margin:.2em 0}h2{border-bottom:2px solid #ddd;margin-top:1.6em}h3{margin-top:1.4em}
+table{border-collapse:collapse;font-size:.86em}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top;text-align:left}
+th{background:#f3f3f5}table.sortable th{cursor:pointer;user-select:none}table.sortable th:hover{background:#e6e6ea}
+tr.paper-sep td{background:#fafafa;font-weight:bold}
+.v{display:inline-block;padding:1px 7px;border-radius:9px;font-size:.85em;white-space:nowrap;font-weight:600}
+.v-holds{background:#d8f3dc;color:#1b5e20}.v-violated{background:#ffd6d6;color:#8b0000}
+.v-vacuous{background:#fff1c2;color:#6d5200}.v-expected-failure{background:#e8dcff;color:#4a148c}
+.v-not-applicable{background:#e6eef7;color:#234}.v-not-encoded{background:#eee;color:#555}
+.v-error{background:#ff9e9e;color:#5a0000}
+.counts span{margin-right:.6em}.meta td:first-child{font-weight:600;white-space:nowrap}
+.math{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.9em;color:#0b3d6e;background:#f4f8fc;
+padding:0 2px;border-radius:3px}.math.display{display:block;margin:.4em 0;padding:.3em .6em;white-space:pre-wrap;
+overflow-x:auto}
+.claim{border:1px solid #ddd;border-radius:6px;padding:.4em 1em 1em;margin:1em 0}
+.claim h4{margin:.4em 0;font-size:1.08em}.claim .sub{color:#555;font-size:.88em}
+.record{border-top:1px dashed #ccc;margin-top:.8em;padding-top:.4em}
+.finding{background:#f6f0ff;border-left:4px solid #7e57c2;padding:.4em .8em;margin:.5em 0}
+.finding.vacuous{background:#fffbea;border-left-color:#e0a800}.note{color:#333;background:#f7f7f7;padding:.3em .6em}
+.reason{color:#555;font-style:italic}.fig{margin:.5em 0;max-width:100%;overflow-x:auto}.fig svg{max-width:100%;height:auto}
+.scroll{overflow-x:auto;max-width:100%}code{font-size:.92em}.err{color:#8b0000}
+.tests{font-size:.85em;color:#444}details summary{cursor:pointer;color:#234}
+.small{font-size:.85em;color:#555}nav a{margin-right:1em}
+"""
+
+JS = """
+(function(){
+  function key(td){var s=td.getAttribute('data-sort');if(s===null){s=td.textContent.trim();}
+    var n=parseFloat(s);return (s!==''&&!isNaN(n)&&isFinite(n)&&/^[-+0-9.eE]+$/.test(s))?[0,n]:[1,s.toLowerCase()];}
+  function cmp(a,b){if(a[0]!==b[0]){return a[0]-b[0];}return a[1]<b[1]?-1:(a[1]>b[1]?1:0);}
+  var tables=document.querySelectorAll('table.sortable');
+  for(var t=0;t<tables.length;t++){(function(table){
+    var ths=table.querySelectorAll('thead th');
+    for(var i=0;i<ths.length;i++){(function(th,col){
+      th.addEventListener('click',function(){
+        var body=table.tBodies[0];var rows=Array.prototype.slice.call(body.querySelectorAll('tr.row'));
+        var dir=th.getAttribute('data-dir')==='asc'?-1:1;th.setAttribute('data-dir',dir===1?'asc':'desc');
+        var seps=body.querySelectorAll('tr.paper-sep');for(var s=0;s<seps.length;s++){seps[s].style.display=col===0||col===1?'':'none';}
+        rows.sort(function(a,b){return dir*cmp(key(a.cells[col]),key(b.cells[col]));});
+        for(var r=0;r<rows.length;r++){body.appendChild(rows[r]);}
+      });})(ths[i],i);}
+  })(tables[t]);}
+})();
+"""
+
+
+def anchor(claim_id: str) -> str:
+    return "c-" + re.sub(r"[^A-Za-z0-9_-]", "-", claim_id.replace("/", "--"))
+
+
+def badge(verdict: str) -> str:
+    return f'<span class="v v-{esc(verdict)}">{esc(LABELS.get(verdict, verdict))}</span>'
+
+
+class Figures:
+    """Hands out page-unique figure prefixes in document order."""
+
+    def __init__(self):
+        self.n = 0
+
+    def svg(self, title: str, members) -> str:
+        self.n += 1
+        prefix = f"fig{self.n}-"
+        try:
+            return f'<div class="fig" id="{prefix}box">{plots.render(title, members, prefix)}</div>'
+        except Exception as e:  # bad plot data must not cost the page
+            return f'<p class="err">plot {esc(title)!s} could not be drawn: {esc(type(e).__name__)}: {esc(e)}</p>'
+
+
+def render(doc: dict, rows: list[ClaimRow]) -> str:
+    figs = Figures()
+    papers = list(dict.fromkeys(r.info.paper for r in rows))
+    parts = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             "<title>Theory harness — tightness report</title>", f"<style>{CSS}</style></head><body>"]
+    parts.append(_header(doc, rows, papers))
+    parts.append(_summary(rows))
+    parts.append(_findings(rows))
+    parts.append('<h2 id="claims">Claims</h2>')
+    for p in papers:
+        parts.append(f'<h3 id="paper-{esc(p)}">{esc(p)}</h3>')
+        for r in rows:
+            if r.info.paper == p:
+                parts.append(_claim(r, figs))
+    parts.append(f'<footer class="small"><p>results.json schema {esc(doc.get("schema", "?"))}, generated '
+                 f'{esc(doc.get("generated", ""))}. Statements show the catalog\'s LaTeX source as text.</p></footer>')
+    parts.append(f"<script>{JS}</script></body></html>\n")
+    return "\n".join(parts)
+
+
+def _header(doc, rows, papers) -> str:
+    run = doc.get("run") or {}
+    c = counts(rows)
+    status = run.get("exitstatus")
+    st = EXIT.get(status, f"exit status {status}") if status is not None else "run status unknown"
+    recorded = sum(len(r.records) for r in rows)
+    out = ['<header><h1>Tightness report</h1>',
+           f'<p>{len(rows)} claims of {len(papers)} papers; {recorded} measurements; '
+           f'run: <strong>{esc(st)}</strong>.</p>']
+    out.append('<p class="counts">' + "".join(
+        f'<span>{badge(v)} {c.get(v, 0)}</span>' for v in ORDER if c.get(v, 0) or v != "error") + "</p>")
+    tests = run.get("tests") or {}
+    if tests:
+        tc = Counter(t.get("outcome", "?") for t in tests.values())
+        out.append('<p class="small">Tests: ' + ", ".join(f"{n} {esc(k)}" for k, n in sorted(tc.items())) + "</p>")
+    out.append(f'<p class="small">{esc(VERDICT_RULE)} Tightness: the headline record\'s ratio '
+               f'(observed ÷ bound unless its description says otherwise, e.g. a fitted exponent vs the stated one), '
+               f'else observed vs bound.</p>')
+    meta = [(k, run[k]) for k in RUN_KEYS if k in run] + \
+           [(k, v) for k, v in sorted(run.items()) if k not in RUN_KEYS and k != "tests"]
+    out.append('<details open><summary>Run</summary><table class="meta">' + "".join(
+        f"<tr><td>{esc(k)}</td><td>{esc(fmt(v, 400))}</td></tr>" for k, v in meta) + "</table></details>")
+    out.append('<nav><a href="#summary">Summary</a><a href="#findings">Findings</a>' + "".join(
+        f'<a href="#paper-{esc(p)}">{esc(p)}</a>' for p in papers) + "</nav></header>")
+    return "\n".join(out)
+
+
+def _summary(rows) -> str:
+    head = ["Claim", "Paper", "Title", "Kind", "Verdict", "Tightness", "Configuration", "Time (s)"]
+    out = ['<h2 id="summary">Summary</h2><p class="small">Grouped by paper in catalog order; '
+           'click a column header to sort.</p><div class="scroll">',
+           '<table id="summary-table" class="sortable"><thead><tr>'
+           + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
+    paper = None
+    for i, r in enumerate(rows):
+        if r.info.paper != paper:
+            paper = r.info.paper
+            out.append(f'<tr class="paper-sep"><td colspan="{len(head)}">{esc(paper)}</td></tr>')
+        h = r.headline
+        tight = tightness_text(h)
+        desc = (h or {}).get("tightness", "")
+        more = f" (+{len(r.records) - 1} more)" if len(r.records) > 1 else ""
+        cfg = kv((h or {}).get("config") or {}, 30)
+        secs = "" if r.seconds is None else f"{r.seconds:.2f}"
+        flag = ' <span class="err" title="a test of this claim failed">⚠ test failed</span>' if r.failed_tests \
+            and r.verdict != "error" else ""
+        sort_t = num((h or {}).get("ratio"))
+        out.append(
+            f'<tr class="row" data-claim="{esc(r.id)}"><td data-sort="{i:05d}"><a href="#{anchor(r.id)}">{esc(r.id)}</a></td>'
+            f'<td data-sort="{i:05d}">{esc(r.info.paper)}</td><td>{md_inline(r.info.title)}</td><td>{esc(r.info.kind)}</td>'
+            f'<td data-sort="{SEVERITY.get(r.verdict, 0)}">{badge(r.verdict)}{flag}</td>'
+            f'<td data-sort="{"" if sort_t is None else repr(sort_t)}" title="{esc(desc)}">{esc(tight)}'
+            f'{"<br><span class=small>" + esc(fmt(desc, 90)) + "</span>" if desc else ""}'
+            f'{"<span class=small>" + esc(more) + "</span>" if more else ""}</td>'
+            f'<td class="small">{esc(fmt(cfg, 140))}</td><td data-sort="{secs}">{secs}</td></tr>')
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+def _findings(rows) -> str:
+    items = []
+    for r in rows:
+        seen = set()
+        for rec in r.findings:
+            f = rec["finding"]
+            if f in seen:
+                continue
+            seen.add(f)
+            items.append(f'<li>{badge(rec.get("verdict", ""))} <a href="#{anchor(r.id)}">{esc(r.id)}</a> — '
+                         f'{md(f)}<span class="small"> Evidence: {esc(_evidence(rec))}</span></li>')
+    body = "<ul>" + "\n".join(items) + "</ul>" if items else "<p>No findings in this run.</p>"
+    return ('<h2 id="findings">Findings</h2><p class="small">Where the paper (or the catalog) is wrong or loose: '
+            'expected failures (the check asserts the printed statement and it fails) and vacuous bounds.</p>' + body)
+
+
+def _evidence(rec: dict) -> str:
+    bits = []
+    for k in ("observed", "bound", "ratio"):
+        if rec.get(k) is not None:
+            bits.append(f"{k} {fmt(rec[k], 60)}")
+    if rec.get("tightness"):
+        bits.append(f"({rec['tightness']})")
+    if rec.get("config"):
+        bits.append(f"config {kv(rec['config'], 30)}")
+    return fmt("; ".join(bits), 300) if bits else "see the claim's section"
+
+
+def _claim(r: ClaimRow, figs: Figures) -> str:
+    ci = r.info
+    out = [f'<section class="claim" id="{anchor(r.id)}"><h4>{badge(r.verdict)} <code>{esc(r.id)}</code> — '
+           f'{md_inline(ci.title)}</h4>']
+    sub = [f"kind: {esc(ci.kind or '—')}"]
+    if ci.checkable:
+        sub.append(f"numerically checkable (catalog): {md(ci.checkable)}")
+    if r.seconds is not None:
+        sub.append(f"time {r.seconds:.2f} s")
+    out.append('<p class="sub">' + " · ".join(sub) + ' · <a href="#summary">summary ↑</a></p>')
+    if r.reason:
+        out.append(f'<p class="reason">{"Not encoded" if r.verdict == "not-encoded" else "Not applicable"}: '
+                   f'{esc(r.reason)}</p>')
+    stmt = md(ci.statement)
+    if r.verdict == "not-encoded":
+        out.append(f"<details><summary>{esc(ci.statement_label or 'Statement')}</summary>{stmt}</details>")
+    else:
+        out.append(f'<div class="statement"><strong>{esc(ci.statement_label or "Statement")}.</strong> {stmt}</div>')
+        if ci.hypotheses:
+            out.append(f"<details><summary>Hypotheses and constants (catalog)</summary>{md(ci.hypotheses)}</details>")
+    if r.tests:
+        out.append('<details class="tests"><summary>Tests (' + str(len(r.tests)) + ")</summary><ul>" + "".join(
+            f"<li><code>{esc(t['nodeid'])}</code>: {esc(t.get('outcome', '?'))}"
+            f"{' — ' + esc(fmt(t.get('message', ''), 300)) if t.get('message') else ''}</li>"
+            for t in r.tests) + "</ul></details>")
+    for rec in r.findings:
+        cls = "finding vacuous" if rec.get("verdict") == "vacuous" else "finding"
+        out.append(f'<div class="{cls}"><strong>Finding.</strong> {md(rec["finding"])}</div>')
+    try:
+        sw = plots.sweep(r.records)
+        if sw:
+            out.append(figs.svg(*sw))
+        nfig = [0]
+        for k, rec in enumerate(r.records, 1):
+            out.append(_record(rec, k, len(r.records), figs, nfig))
+    except Exception as e:  # keep the page whole whatever a record holds
+        out.append(f'<p class="err">could not render the records: {esc(type(e).__name__)}: {esc(e)}</p>')
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _record(rec: dict, k: int, n: int, figs: Figures, nfig: list) -> str:
+    out = [f'<div class="record"><p>{badge(rec.get("verdict", ""))} <strong>measurement {k}/{n}</strong> '
+           f'<span class="small"><code>{esc(rec.get("test", ""))}</code>'
+           f'{" · " + esc(fmt(rec.get("seconds"))) + " s" if rec.get("seconds") is not None else ""}'
+           f'{" · " + esc(rec.get("device")) if rec.get("device") else ""}</span></p>']
+    rows = []
+    for key in ("observed", "bound", "ratio", "tightness", "units"):
+        v = rec.get(key)
+        if v not in (None, "", [], {}):
+            rows.append((key, fmt(v, 300)))
+    if rec.get("config"):
+        rows.append(("configuration", kv(rec["config"], 80)))
+    if rec.get("hypotheses"):
+        rows.append(("hypotheses (values in this run)", kv(rec["hypotheses"], 80)))
+    if rows:
+        out.append('<table class="meta">' + "".join(f"<tr><td>{esc(a)}</td><td>{esc(b)}</td></tr>"
+                                                     for a, b in rows) + "</table>")
+    if rec.get("note"):
+        out.append(f'<p class="note">{md(rec["note"])}</p>')
+    if rec.get("table"):
+        out.append(_table(rec["table"]))
+    for title, members in plots.group_series(rec.get("series") or {}).items():
+        nfig[0] += 1
+        if nfig[0] > MAX_FIGURES_PER_CLAIM:
+            out.append(f'<p class="small">plot {esc(title)} left out (more than {MAX_FIGURES_PER_CLAIM} '
+                       f'figures for this claim; its data is in results.json)</p>')
+            continue
+        out.append(figs.svg(title, members))
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _table(rows: list) -> str:
+    dict_rows = [r if isinstance(r, dict) else {"value": r} for r in rows]
+    cols = list(dict.fromkeys(k for r in dict_rows for k in r))
+    shown = dict_rows[:MAX_TABLE_ROWS]
+    body = "".join("<tr>" + "".join(f"<td>{esc(fmt(r.get(c, ''), 80))}</td>" for c in cols) + "</tr>"
+                   for r in shown)
+    more = (f'<p class="small">… {len(dict_rows) - MAX_TABLE_ROWS} more rows in results.json</p>'
+            if len(dict_rows) > MAX_TABLE_ROWS else "")
+    return ('<div class="scroll"><table><thead><tr>' + "".join(f"<th>{esc(c)}</th>" for c in cols)
+            + f"</tr></thead><tbody>{body}</tbody></table></div>{more}")
