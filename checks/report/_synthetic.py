@@ -1,0 +1,57 @@
+"""Synthetic results documents for the report tests: real catalog IDs, every verdict, series, tables."""
+from __future__ import annotations
+
+import math
+
+from theory.records import Measurement, _jsonable
+
+RUN = {"profile": "quick", "seed": 0, "device": "cpu", "device_name": "x86_64", "torch": "2.x", "python": "3.11",
+       "machine": "testbox", "platform": "Linux", "cpus": 2, "workers": 2, "args": ["checks", "-n", "2"],
+       "date": "2026-01-01T00:00:00+00:00", "seconds": 12.5, "exitstatus": 1}
+
+
+def _rec(claim, verdict, **kw) -> dict:
+    kw.setdefault("test", f"checks/{claim.split('/')[0]}/test_synth.py::test_{claim.split('/')[1]}")
+    kw.setdefault("seconds", 0.25)
+    return Measurement(claim=claim, verdict=verdict, profile="quick", device="cpu", seed=0, **kw).to_json()
+
+
+def records() -> list[dict]:
+    t = [2.0 ** k for k in range(1, 15)]
+    out = [
+        _rec("kou2023/lem-5.3", "holds", observed=-1.1e-16, bound=0.0, tightness="min slack of the corrected bounds",
+             config={"sequences": 60, "T": 100000},
+             series={"upper gap": {"x": t, "y": [math.log(1 + v) / 10 for v in t], "xlabel": "t",
+                                   "ylabel": "gap", "logx": True, "plot": "gaps"},
+                     "lower gap": {"x": t, "y": [math.log(1 + v) / 20 for v in t], "xlabel": "t",
+                                   "ylabel": "gap", "logx": True, "plot": "gaps"}}),
+        _rec("kou2023/lem-5.3", "expected-failure", observed=35, bound=0, ratio=None,
+             finding="The printed upper bound uses exp(-x0) instead of exp(x0); it fails for 35 of 60 "
+                     "sequences with x0>0.", config={"sequences": 60}),
+        _rec("kou2023/lem-C.3", "holds", observed=-1.98, bound=-1.0, tightness="fitted exponent vs stated",
+             hypotheses={"p": 0.005, "effective C_orth": 0.37, "gamma": 0.1},
+             series={"stable rank - 1": {"x": t, "y": [1 / math.log(v + 1) ** 2 for v in t], "xlabel": "t",
+                                         "ylabel": "srank-1", "logx": True, "logy": True},
+                     "with nan": {"x": [1, 2, 3, 4], "y": [1.0, "nan", 3.0, "inf"], "xlabel": "k"}}),
+        _rec("kou2023/lem-5.2", "holds", observed=3e-15, bound=1e-12,
+             table=[{"n": 10, "err": 3e-15, "ci": [0.1, 0.2], "ok": True}, {"n": 20, "err": "nan", "note": "x<y&z"}]),
+        _rec("wang2024/thm-4.5", "holds", observed=1e-13, bound=1e-12),
+        _rec("wang2024/thm-4.5", "violated", observed=2.0, bound=1.0, tightness="observed / bound",
+             config={"model": "mlp"}),
+        _rec("bantzis2025/prop-3.2", "vacuous", observed=0.99, bound=1.0,
+             finding="The bound holds but equals the trivial one on the plateau data set."),
+        _rec("zhu2022/rem-D.2", "not-applicable", note="A remark with no checkable content."),
+    ]
+    for c in (0.5, 1.0, 2.0, 4.0):  # a one-parameter sweep: observed vs bound plot
+        out.append(_rec("zhu2022/lem-3", "holds", observed=c * 1e-13, bound=1e-10, config={"c": c, "steps": 200},
+                        tightness="max rel err / tolerance"))
+    return out
+
+
+def doc(extra_records=(), **run) -> dict:
+    tests = {"checks/bantzis2025/test_synth.py::test_crash": {"outcome": "failed", "seconds": 0.1,
+                                                             "claims": ["bantzis2025/ex-1"], "records": {},
+                                                             "message": "RuntimeError: boom"}}
+    return {"schema": 1, "generated": "2026-01-01T00:00:12+00:00",
+            "run": _jsonable(dict(RUN, tests=tests, **run)),
+            "records": records() + list(extra_records)}
