@@ -55,20 +55,21 @@ def R_a_legible(lam0: float, alpha: float, n: int, m: int) -> float:
 def Rp_w(t, lam0: float, alpha: float, n: int, beta2: float, Ra, r0: float):
     """R'_w(t) = 2√n/(αλ₀) (√n β₂ + R_a) ‖y − f(0)‖ (1 − e^{−λ₀t/2})  (Lemma 9, Eq. 22)."""
     t = torch.as_tensor(t, dtype=torch.float64)
-    return 2 * math.sqrt(n) / (alpha * lam0) * (math.sqrt(n) * beta2 + Ra) * r0 * (1 - torch.exp(-lam0 * t / 2))
+    return 2 * math.sqrt(n) / (alpha * lam0) * (math.sqrt(n) * beta2 + Ra) * r0 * (-torch.expm1(-lam0 * t / 2))
 
 
 def Rp_a(t, lam0: float, alpha: float, n: int, m: int, beta1: float, Rw, r0: float):
     """R'_a(t) = 2√n/(αλ₀) (3β₁√(log(m n²)) + R_w) ‖y − f(0)‖ (1 − e^{−λ₀t/2})  (Lemma 10, Eq. 23)."""
     t = torch.as_tensor(t, dtype=torch.float64)
     return (2 * math.sqrt(n) / (alpha * lam0) * (3 * beta1 * math.sqrt(math.log(m * n * n)) + Rw) * r0
-            * (1 - torch.exp(-lam0 * t / 2)))
+            * (-torch.expm1(-lam0 * t / 2)))
 
 
 def t_cross(R: float, lam0: float, coef: float) -> float:
     """Solve coef·(1 − e^{−λ₀t/2}) = R: t = −(2/λ₀) log(1 − R/coef) (+∞ if R ≥ coef)."""
-    z = 1 - R / coef
-    return math.inf if z <= 0 else -2 / lam0 * math.log(z)
+    if R >= coef:
+        return math.inf
+    return -2 / lam0 * math.log1p(-R / coef)  # log1p/expm1: accurate for the tiny t of Appendix D
 
 
 def t1(lam0, alpha, n, beta2, Ra, Rw, r0) -> float:
