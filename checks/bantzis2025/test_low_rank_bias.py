@@ -141,7 +141,6 @@ def test_strong_control_sublevel_form(record, ctx, eps):
             torch.zeros(1, 6, 6, dtype=ctx.dtype), torch.zeros(1, 1, 6, dtype=ctx.dtype)]
     cons[0][0, 0] = u / un
     cons[1][0, 0, 0] = cons[2][0, 0, 0] = 1.0
-    gvec = (G @ torch.relu(Xr @ (u / un))) * 0 + 1.0
     cons[3][0, 0, 0] = -float(torch.sign(G @ v))
     s_cons = float(-loc.localized_loss(cons, Xr, G))
     o1 = O.opt_speed(Xr, G, L, width=6, restarts=R_, steps_a=T_, steps_b=T_, generator=gen)

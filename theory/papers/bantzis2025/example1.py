@@ -185,3 +185,31 @@ def circle_rank_two_speed_is_half() -> bool:
 
 
 SQRT2_MINUS_1 = math.sqrt(2) - 1
+
+
+def low_rank_search(X: torch.Tensor, G: torch.Tensor, depth: int, width: int, *, rank: int = 1,
+                    restarts: int = 64, steps: int = 1000, lr: float = 0.02, generator=None) -> torch.Tensor:
+    """Maximize the scale-invariant speed −L0(θ)(L/‖θ‖²)^{L/2} over networks whose layers are all of rank
+    ≤ ``rank`` (W_ℓ = A_ℓ B_ℓᵀ, hidden width ``width``), with Adam over the factors; returns the final
+    speeds (restarts,). ``ex-1`` (a): for rank 1 the maximum is √2−1 on the circle data (rank-one layers
+    can realize Aσ(vᵀx) + Bσ(−vᵀx), not only one neuron)."""
+    from . import localized as loc
+
+    dims = [X.shape[1]] + [width] * (depth - 1) + [1]
+    fac = []
+    for l in range(depth):
+        a = torch.randn(restarts, dims[l + 1], rank, generator=generator, dtype=X.dtype, device=X.device)
+        b = torch.randn(restarts, dims[l], rank, generator=generator, dtype=X.dtype, device=X.device)
+        fac += [a.requires_grad_(True), b.requires_grad_(True)]
+    opt = torch.optim.Adam(fac, lr=lr)
+
+    def speed():
+        ws = [fac[2 * l] @ fac[2 * l + 1].transpose(-1, -2) for l in range(depth)]
+        return -loc.localized_loss(ws, X, G) * (depth / loc.sq_norm(ws)) ** (depth / 2)
+
+    for _ in range(steps):
+        opt.zero_grad()
+        (-speed().sum()).backward()
+        opt.step()
+    with torch.no_grad():
+        return speed()
