@@ -161,3 +161,28 @@ def test_example1_points_and_solver_outputs(record, ctx, circle8):
                    "layer balance err": float(opt.balance[i])}],
            note="The rank-two direction of Example 1 sits on ReLU kinks: under σ'(0)=0 it is not a classical "
                 "solution of ∇L0(ρ) = −sρ (residual ≈0.82); the rank-one direction is (residual ~1e-16).")
+
+
+@pytest.mark.claim("bantzis2025/def-2.1")
+def test_bad_input_is_rejected(record, ctx, circle8):
+    from theory.papers.bantzis2025 import bounds as B
+    from theory.papers.bantzis2025 import extend as EX
+
+    X, G = circle8
+    cases = {
+        "depth 1": lambda: O.opt_speed(X, G, 1, width=4),
+        "G of wrong length": lambda: loc.localized_loss(loc.random_sphere(1, [2, 3, 1]), X, G[:5]),
+        "width and widths": lambda: O.opt_speed(X, G, 3, width=4, widths=[2, 4]),
+        "width 0": lambda: O.opt_speed(X, G, 3, width=0),
+        "k = 0": lambda: EX.extend(loc.random_sphere(1, [2, 3, 1]), X, G, 0),
+        "negative speed": lambda: B.norm_law([0.0], 1.0, -1.0, 3),
+        "R < 1": lambda: B.thm31_c(1.0, 1.0, 2.0),
+        "p outside (0,1)": lambda: B.prop34_threshold(1.0, 1.0, 0.5, 1.5, 4),
+    }
+    msgs = {}
+    for name, f in cases.items():
+        with pytest.raises(ValueError) as e:
+            f()
+        msgs[name] = str(e.value)[:80]
+    record("holds", observed=len(msgs), bound=len(cases), table=[{"input": k, "error": v} for k, v in msgs.items()],
+           note="bad input raises a ValueError naming the problem")

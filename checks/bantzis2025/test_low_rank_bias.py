@@ -264,7 +264,7 @@ def _count_check(th, X, G, ps):
     bite = False
     for p in ps:
         thr = torch.tensor([B.prop34_threshold(float(X.norm()), float(G.norm()), float(c), p, L) for c in c0],
-                           dtype=X.dtype)
+                           dtype=X.dtype, device=X.device)
         good = (r.tail_Z.nan_to_num(0) <= thr[:, None]).sum(1).double()
         worst = min(worst, float((good - (1 - p) * L).min()))
         bite = bite or bool((thr < 1).any())

@@ -70,7 +70,7 @@ def extend(params, X, G, k: int, *, width: int | None = None, select: str = "min
     T = dec.T if select == "min" else torch.where(torch.isinf(dec.T), -dec.T, dec.T)
     i_star = T.argmin(1) if select == "min" else T.argmax(1)
     S = (dec.a * dec.b).sum(1)
-    idx = torch.arange(E)
+    idx = torch.arange(E, device=params[0].device)
     u = params[-2][idx, i_star] / dec.b[idx, i_star].unsqueeze(-1)    # (E, n_{L-2})
     v = params[-1][idx, :, i_star] / dec.a[idx, i_star].unsqueeze(-1)  # (E, o)
     dt, dev = params[0].dtype, params[0].device

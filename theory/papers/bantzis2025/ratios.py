@@ -47,7 +47,7 @@ def ratios(params, X) -> Ratios:
         den = (z ** 2).sum((-1, -2))
         nus.append(torch.where(den > 0, ((h - z) ** 2).sum((-1, -2)) / den.clamp_min(1e-300),
                                torch.full_like(den, float("nan"))))
-    nu = torch.stack(nus, 1) if nus else torch.zeros(E, 0, dtype=X.dtype)
+    nu = torch.stack(nus, 1) if nus else torch.zeros(E, 0, dtype=X.dtype, device=X.device)
     top_W = [spectra.singular_values(w)[:, :10] for w in params]
     top_Z = [spectra.singular_values(z)[:, :10] for z in Zs]
     return Ratios(tail_W, tail_Z, srank_Z, nu, top_W, top_Z)
