@@ -89,6 +89,9 @@ def _ew_run(act, gamma, steps, n, d, m, gen):
             wb3, wu3 = kd.recursion_step(rb, ru, slope, dl, y, nb.sqrt(), eta, n, m)
             wrong = {"drop 1/m": wb1 + wu1, "flip rho_under sign": nb_ + wu2, "||x|| not ||x||^2": wb3 + wu3}
             out["W"][t] = W.clone()
+            if t > 0:  # wrong A.3: sum over s ≤ t (off by one step) instead of s < t
+                out["a3_wrong"] = max(out.get("a3_wrong", 0.0), float(
+                    (rho - coef * (st["acc"] + dl.view(E, 1, 1, n) * slope)).abs().max() / scale))
         st["prev"] = (nb_, nu_, wrong)
         st["rho"] = rho
         st["acc"] += dl.view(E, 1, 1, n) * slope
@@ -175,8 +178,10 @@ def _closed_form_sums(ew, record):
     res = r["a3_res"]
     record(claim="kou2023/lem-A.3", verdict="holds" if res <= EXACT else "violated", observed=res, bound=EXACT,
            config={"act": act, "steps": r["steps"], "n": r["n"], "m": r["m"]},
-           tightness="max over steps and entries of |ρ_rec − closed form| / max|ρ|")
+           tightness="max over steps and entries of |ρ_rec − closed form| / max|ρ|",
+           note=f"wrong version (sum over s ≤ t): {r['a3_wrong']:.3g}")
     assert res <= EXACT
+    assert r["a3_wrong"] > 1e3 * EXACT  # companion rejected
 
 
 def _decomposition_unique(ew, record):

@@ -110,6 +110,7 @@ def test_leaky_balance_c0l(c0l, record):
            series={"kappa": {"x": t[1:].tolist(), "y": kap.min(1).tolist(), "xlabel": "step t",
                              "ylabel": "min|rho|/max|rho|", "logx": True}},
            note=f"worst within-sample ratio gives the γ-sandwich (slack {sw:.2e}); 1/γ = {1 / g:g}")
+    assert kmin < c1 * g ** 2  # companion: the sum-form constant c₁γ² does not hold per neuron
     if not ok4:
         fails.append(f"lem-B.4: κ={kmin:.3g}, (i)={b4i:.3g}")
     # ---- Lemma B.3 (ii): slopes of the averages against log t, last two decades ------------------
@@ -144,6 +145,7 @@ def test_leaky_balance_c0l(c0l, record):
                                                    "logx": True}},
            note="(i) of B.3 is the sum-form balance, checked under lem-5.4; inner constants of (ii) are OCR-damaged "
                 "and not tested")
+    assert A[:, 0].max() < 1.0  # companion: slope 1 (margin ≈ mean ρ̄, no 1/(1+γ²) share) is rejected
     if not ok3:
         fails.append("lem-B.3 slopes outside bracket")
     # ---- Lemma C.1 explicit form (every step): spread ≤ (1−γ)S_i(t) -------------------------------

@@ -122,6 +122,8 @@ def test_relu_balance_activation_and_log_bounds(which, ctx, record):
                 f"any σ'-pattern entry changed: {run.last_change.tolist()} of {cfg.steps} (implied C = "
                 f"{[round(float(x), 3) for x in (run.last_change + 1).cpu().numpy() * run.eta.cpu().numpy() * st_.R_min ** 2 / (n * m)]}"
                 f" in T = C·nm/(ηR_min²); for p > 0 the ReLU pattern need not freeze, cf. thm-4.3 pitfalls)")
+    if run.hyp["p"] > 0:
+        assert newly > 0  # companion: the reverse inclusion S_i^(t) ⊆ S_i^(0) is detected as false for p > 0
     if lost:
         fails.append(f"lem-5.8: {lost} lost activations")
     # ---- Lemma E.1 (2)–(3): c₂ log(1+ηR_min²t/(5nm)) ≤ ρ̄ ≤ c₃ log(1+6ηR_max²t/(5nm)), r ∈ S_i^(0) -------
