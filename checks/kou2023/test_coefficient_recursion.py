@@ -10,7 +10,6 @@ mask has σ'(0)=1, so it is the paper's GD) and coefficient-space GD (E-ρ, ``gd
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ import torch
 from fixtures import data as fdata
 from theory.papers.kou2023 import dynamics as kd
 from theory.papers.kou2023 import setup as ks
-from theory.sim import losses, models, train
+from theory.sim import models, train
 
 # Exactness tolerance for identities accumulated over T ≤ 1e5 float64 steps: each step adds a
 # few ulps (2.2e-16) of the running value; a linear worst case gives T·4·2.2e-16 ≈ 1e-11 at 1e4
