@@ -42,16 +42,17 @@ def balance_ok(t, r):
 
 class _Activation:
     """every_step hook: counts (r ∉ S_i^(0)) neurons of class y_i active on x_i (the reverse
-    inclusion S_i^(t) ⊆ S_i^(0), which the paper does *not* claim) and evaluates C.1's explicit
-    spread bound with γ = 0 is not needed here."""
+    inclusion S_i^(t) ⊆ S_i^(0), which the paper does *not* claim) and runs the explicit Lemma C.1
+    spread bound with γ = 0 (:class:`theory.papers.kou2023.dynamics.StepBounds`)."""
 
-    def __init__(self, S0, y):
-        self.S0, self.y = S0, y
+    def __init__(self, S0, y, bounds):
+        self.S0, self.y, self.bounds = S0, y, bounds
         self.newly_active = torch.zeros(S0.shape[0], dtype=torch.long)
 
     def __call__(self, t, rho, Z, dl):
         own = torch.where(self.y > 0, Z[:, 0], Z[:, 1])
         self.newly_active += (~self.S0 & (own > 0)).flatten(1).sum(1).cpu()
+        self.bounds(t, rho, Z, dl)
 
     def finish(self):
         return self
@@ -63,14 +64,17 @@ def _run(ctx, base, tag):
     data = ks.make_data(cfg, ctx.generator("kou2023/lem-5.5", cfg.key("data", tag)), device=ctx.device)
     net = ks.make_net(cfg, data, ctx.generator("kou2023/lem-5.5", cfg.key("init", tag, cfg.E)))
     Z0 = ks.preact0(net, data)
-    hook = _Activation(ks.active_at_init(Z0, data), data.y)
-    run = ks.simulate(cfg, data, net, track=True, every_step=hook, observe=("rho", "loss"))
+    eta = torch.full((cfg.E,), ks.default_eta(cfg, data), dtype=data.X.dtype, device=data.X.device)
+    bounds = kd.StepBounds(data.norms2, eta, cfg.n, cfg.m, 0.0, data.stats.R_min, data.stats.R_max)
+    hook = _Activation(ks.active_at_init(Z0, data), data.y, bounds)
+    run = ks.simulate(cfg, data, net, eta=eta, track=True, every_step=hook, observe=("rho", "loss"))
     return cfg, run
 
 
 @pytest.mark.claim("kou2023/lem-5.5")
 @pytest.mark.claim("kou2023/lem-5.8")
 @pytest.mark.claim("kou2023/lem-E.1")
+@pytest.mark.claim("kou2023/lem-C.1")
 @pytest.mark.parametrize("which", ["C0-R", "C0-O"])
 def test_relu_balance_activation_and_log_bounds(which, ctx, record):
     cfg, run = _run(ctx, ks.C0_R if which == "C0-R" else ks.C0_O, which)
@@ -126,6 +130,12 @@ def test_relu_balance_activation_and_log_bounds(which, ctx, record):
         assert newly > 0  # companion: the reverse inclusion S_i^(t) ⊆ S_i^(0) is detected as false for p > 0
     if lost:
         fails.append(f"lem-5.8: {lost} lost activations")
+    # ---- Lemma C.1 explicit form with γ = 0 (every step): spread ≤ S_i(t) ---------------------------
+    c1r = float(run.hook_out.bounds.c1_ratio.max())
+    record(claim="kou2023/lem-C.1", verdict="holds" if c1r <= 1 + EXACT else "violated", observed=c1r, bound=1.0,
+           tightness="ReLU (γ = 0): max over every step of spread/S_i(t); 1 = tight", config=cfgd, hypotheses=run.hyp)
+    if c1r > 1 + EXACT:
+        fails.append(f"lem-C.1 (ReLU) ratio {c1r}")
     # ---- Lemma E.1 (2)–(3): c₂ log(1+ηR_min²t/(5nm)) ≤ ρ̄ ≤ c₃ log(1+6ηR_max²t/(5nm)), r ∈ S_i^(0) -------
     eta = run.eta.view(1, -1, 1, 1).cpu()
     tt = torch.as_tensor(t[1:], dtype=rho.dtype).view(-1, 1, 1, 1)
