@@ -1,0 +1,127 @@
+"""Co-correlation statistics (Wang et al. Def. 3.2, Def. 4.2 Eq. 9, Def. 4.3 Eqs. 12–14, Thm 4.5 Eq. 15,
+Algorithm 1) from per-sample Jacobian norms A = ‖J_φ(ϕ(x))‖, B = ‖J_ϕ(x)‖, C = ‖J_{φ∘ϕ}(x)‖.
+
+Per-sample norms come from the core engine: closed forms for the two-layer models
+(:func:`theory.sim.jacobian.two_layer_hidden_opnorm_exact`, :func:`two_layer_output_grad_norm`) and
+:func:`theory.sim.jacobian.opnorm` for general maps. Every statistic is batched over leading axes
+(the sample axis is the last one).
+"""
+from __future__ import annotations
+
+import torch
+
+from theory.sim import jacobian as jac
+
+
+def _check(A, B, C):
+    A, B, C = (torch.as_tensor(t) for t in (A, B, C))
+    if not (A.shape == B.shape == C.shape) or A.shape[-1] < 2:
+        raise ValueError(f"A, B, C must share a shape with ≥2 samples on the last axis, got "
+                         f"{tuple(A.shape)}, {tuple(B.shape)}, {tuple(C.shape)}")
+    if bool((A < 0).any() | (B < 0).any() | (C < 0).any()):
+        raise ValueError("Jacobian norms must be non-negative")
+    return A, B, C
+
+
+def population(A, B, C, *, ddof: int = 0) -> dict:
+    """All factors of Thm 4.5 under the empirical measure (``ddof=1``: the N−1 variance instead).
+
+    Returns S_f, S_outer (𝔖(φ)), S_inner (𝔖(ϕ)), varrho (Eq. 9, RMS form), rho (Eq. 12), mu, var,
+    rel_factor = (1+var/μ²)^{1/2}, rhs = ϱ·rel_factor·ρ·𝔖(φ)𝔖(ϕ), rel_err = lhs/rhs − 1.
+    """
+    A, B, C = _check(A, B, C)
+    P = A * B
+    N = A.shape[-1]
+    S_f = C.pow(2).mean(-1).sqrt()
+    S_o, S_i = A.pow(2).mean(-1).sqrt(), B.pow(2).mean(-1).sqrt()
+    rmsP = P.pow(2).mean(-1).sqrt()
+    if bool((rmsP <= 0).any()):
+        raise ValueError("E[(AB)^2] = 0 (all units dead?): co-correlation undefined")
+    mu = P.mean(-1)
+    var = (P - mu.unsqueeze(-1)).pow(2).sum(-1) / (N - ddof)
+    varrho = S_f / rmsP
+    rho = mu / (S_o * S_i)
+    rel = (1 + var / mu ** 2).sqrt()
+    rhs = varrho * rel * rho * S_o * S_i
+    return dict(S_f=S_f, S_outer=S_o, S_inner=S_i, varrho=varrho, rho=rho, mu=mu, var=var,
+                rel_factor=rel, rhs=rhs, rel_err=S_f / rhs - 1)
+
+
+def algorithm1(A, B, C) -> dict:
+    """Algorithm 1 as printed: ϱ̂ = mean C / mean AB, ρ̂, μ̂, σ̂ (N−1 standard deviation)."""
+    A, B, C = _check(A, B, C)
+    P = A * B
+    mu = P.mean(-1)
+    return dict(varrho=C.mean(-1) / mu, rho=mu / (A.pow(2).mean(-1).sqrt() * B.pow(2).mean(-1).sqrt()),
+                mu=mu, sigma=P.std(-1, unbiased=True))
+
+
+def decomposition_with_alg1(A, B, C) -> dict:
+    """Thm 4.5's right-hand side with Algorithm 1's estimators plugged in (ϱ̂, ρ̂, μ̂, σ̂²) and its error."""
+    pop = population(A, B, C)
+    al = algorithm1(A, B, C)
+    rhs = al["varrho"] * (1 + al["sigma"] ** 2 / al["mu"] ** 2).sqrt() * al["rho"] * pop["S_outer"] * pop["S_inner"]
+    return dict(rhs=rhs, rel_err=pop["S_f"] / rhs - 1, varrho_alg1=al["varrho"], varrho_def=pop["varrho"])
+
+
+# ---- per-sample Jacobian norms of the paper's models ---------------------------------------------
+
+def linear_norms(W: torch.Tensor, a: torch.Tensor, N: int):
+    """f = aᵀW x: A = ‖a‖, B = ‖W‖₂, C = ‖Wᵀa‖ (constant in x), each repeated N times. W (E,m,d), a (E,m)."""
+    A = a.norm(dim=-1)
+    B = torch.linalg.eigvalsh(W.transpose(-1, -2) @ W)[..., -1].clamp_min(0).sqrt()
+    C = (a.unsqueeze(-1) * W).sum(-2).norm(dim=-1)
+    return tuple(t.unsqueeze(-1).expand(*t.shape, N) for t in (A, B, C))
+
+
+def mlp_norms(W: torch.Tensor, a: torch.Tensor, X: torch.Tensor, act):
+    """f = aᵀσ(Wx): A = ‖a‖ (φ = aᵀ· is linear), B = ‖D(x)W‖₂ (Gram form of the core's closed form, checked
+    against it in `def-3.2`), C = ‖WᵀD(x)a‖ (core closed form). (E, N) each."""
+    B = mlp_hidden_opnorm_gram(W, X, act)
+    C = torch.stack([jac.two_layer_output_grad_norm(W[e], a[e], X, act) for e in range(W.shape[0])])
+    A = a.norm(dim=-1, keepdim=True).expand_as(B)
+    return A, B, C
+
+
+def mlp_hidden_opnorm_gram(W: torch.Tensor, X: torch.Tensor, act) -> torch.Tensor:
+    """‖D(x)W‖₂ via the d×d Gram WᵀD(x)W (eigvalsh): same closed form as the SVD one, cheaper for m≫d.
+
+    W (E, m, d), X (N, d) → (E, N). Float64 keeps the square-root of λ_max accurate to ~1e-15 relative
+    for well-scaled W (λ_max is the largest eigenvalue, no cancellation).
+    """
+    D = act.slope(X @ W.transpose(-1, -2))  # (E, N, m)
+    G = torch.einsum("enm,emd,emk->endk", D, W, W)
+    return torch.linalg.eigvalsh(G)[..., -1].clamp_min(0).sqrt()
+
+
+def mlp_varrho(W: torch.Tensor, a: torch.Tensor, X: torch.Tensor, act) -> torch.Tensor:
+    """ϱ_{a,σ∘W} = (E‖WᵀDa‖² / E‖DW‖₂²)^{1/2} (‖a‖=1 under Assumption 5.1), batched over E."""
+    D = act.slope(X @ W.transpose(-1, -2))
+    C2 = ((D * a.unsqueeze(1)) @ W).pow(2).sum(-1).mean(-1)
+    B2 = mlp_hidden_opnorm_gram(W, X, act).pow(2).mean(-1)
+    return (C2 / B2).sqrt() / a.norm(dim=-1)
+
+
+def linear_varrho(W: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+    """ϱ_{a,W} = ‖Wᵀa‖ / (‖a‖‖W‖₂) (Eq. 11 with W₂ = aᵀ), batched over E."""
+    s1 = torch.linalg.eigvalsh(W.transpose(-1, -2) @ W)[..., -1].clamp_min(0).sqrt()
+    return (a.unsqueeze(-1) * W).sum(-2).norm(dim=-1) / (a.norm(dim=-1) * s1)
+
+
+# ---- a deeper composition with a non-linear outer map --------------------------------------------
+
+def three_module(W1, W2, W3, act):
+    """ϕ(x) = σ(W₁x) (inner), φ(z) = W₃σ(W₂z) (outer, non-linear): returns (inner, outer, composite) maps."""
+    inner = lambda x: act(W1 @ x)
+    outer = lambda z: W3 @ act(W2 @ z)
+    return inner, outer, lambda x: outer(inner(x))
+
+
+def composition_norms(inner, outer, X, *, method: str = "exact"):
+    """A, B, C per sample for φ∘ϕ through :func:`theory.sim.jacobian.opnorm` (batched, no Python loop)."""
+    with torch.no_grad():
+        Z = torch.func.vmap(inner)(X)
+    A = jac.opnorm(outer, Z, method=method)
+    B = jac.opnorm(inner, X, method=method)
+    C = jac.opnorm(lambda x: outer(inner(x)), X, method=method)
+    return A, B, C
