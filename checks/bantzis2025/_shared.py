@@ -17,8 +17,8 @@ def circle_widths_run(profile: str, seed: int, device: str):
     ctx = RunContext(torch.device(device), profile, seed)
     X, G = data.unit_circle_8(device=ctx.device)
     widths = ctx.pick(quick=[1, 2, 4, 8, 16], full=[1, 2, 4, 8, 16, 32, 64])
-    R = ctx.pick(quick=96, full=2000)
-    T = ctx.pick(quick=1000, full=5000)
+    R = ctx.pick(quick=64, full=2000)
+    T = ctx.pick(quick=900, full=5000)
     gen = ctx.generator("bantzis2025/fig-2", {"widths": widths, "R": R, "T": T})
     res = O.opt_speed(X, G, 3, widths=widths, restarts=R, steps_a=T, steps_b=T, generator=gen, snapshots=40)
     return res, {"widths": widths, "restarts": R, "steps_a": T, "steps_b": T, "init": "balanced Gaussian"}

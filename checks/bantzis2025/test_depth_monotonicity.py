@@ -174,7 +174,8 @@ def test_optimal_speed_non_decreasing_in_depth(record, ctx, name):
         pytest.skip("XOR-like data (a second plateau dataset) runs in the full profile only")
     depths = list(range(2, ctx.pick(quick=7, full=13)))
     width = ctx.pick(quick=6, full=32)
-    R, T = ctx.pick(quick=24, full=4096), ctx.pick(quick=600, full=5000)
+    R, T = ctx.pick(quick=24 if name == "circle" else 12, full=4096), ctx.pick(quick=600 if name == "circle" else 400,
+                                                                              full=5000)
     gen = record.generator({"dataset": name, "width": width})
     X, G, s2, cold, chain, rows, _ = _depth_chain(name, ctx, gen, depths, width, R, T)
     U = ex.lipschitz_bound(X, G)

@@ -37,55 +37,8 @@ def _per_width(res, widths):
     return out
 
 
-@pytest.mark.claim("bantzis2025/fig-2")
-def test_success_fraction_increases_with_width(record, ctx):
-    res, cfg = circle_widths_run(ctx.profile, ctx.seed, str(ctx.device))
-    rows = _per_width(res, cfg["widths"])
-    k = [r["successes"] for r in rows]
-    n = [r["runs"] for r in rows]
-    # widest vs narrowest: one-sided Fisher exact test, alpha = 1e-3
-    p_inc = float(st.fisher_exact([[k[-1], n[-1] - k[-1]], [k[0], n[0] - k[0]]], alternative="greater").pvalue)
-    # no significant *decrease* between consecutive widths (alpha = 1e-3 each)
-    p_dec = [float(st.fisher_exact([[k[i], n[i] - k[i]], [k[i + 1], n[i + 1] - k[i + 1]]],
-                                   alternative="greater").pvalue) for i in range(len(k) - 1)]
-    rho, p_rho, _ = __import__("theory.stats", fromlist=["rank_trend"]).rank_trend(cfg["widths"],
-                                                                                  [r["fraction"] for r in rows])
-    ok = p_inc < 1e-3 and min(p_dec) >= 1e-3
-    snaps = res.history
-    series = {"success fraction": {"x": cfg["widths"], "y": [r["fraction"] for r in rows], "xlabel": "hidden width",
-                                   "ylabel": "fraction of restarts with speed > √2−1", "logx": True}}
-    for w in cfg["widths"]:
-        m = res.widths == w
-        series[f"median speed, width {w}"] = {"x": [t for t, _ in snaps], "y": [float(s[m].median()) for _, s in snaps],
-                                              "xlabel": "PGD step", "ylabel": "speed", "plot": "fig6-median"}
-    record("holds" if ok else "violated", observed=rows[-1]["fraction"], bound=rows[0]["fraction"],
-           tightness=f"Fisher p (widest > narrowest) = {p_inc:.2e}; min p(decrease) = {min(p_dec):.3f}; "
-                     f"Spearman ρ = {rho:.2f}", config=cfg, table=rows, series=series,
-           note="Consistent with Figure 2: the fraction of restarts beating the rank-one speed grows with width.")
-    assert ok, rows
-
-
-@pytest.mark.claim("bantzis2025/fig-2")
-def test_width_trend_test_is_not_automatic(record, ctx, circle8):
-    """Null control: two independent batches at the *same* width show no significant increase."""
-    from theory.papers.bantzis2025 import opt_speed as O
-
-    X, G = circle8
-    R = ctx.pick(quick=48, full=500)
-    T = ctx.pick(quick=500, full=3000)
-    a = O.opt_speed(X, G, 3, width=8, restarts=R, steps_a=T, steps_b=T, generator=record.generator({"b": 1}))
-    b = O.opt_speed(X, G, 3, width=8, restarts=R, steps_a=T, steps_b=T, generator=record.generator({"b": 2}))
-    ka, kb = int((a.speeds > THR).sum()), int((b.speeds > THR).sum())
-    p = float(st.fisher_exact([[kb, R - kb], [ka, R - ka]], alternative="greater").pvalue)
-    assert p >= 1e-3
-    record("holds", observed=p, bound=1e-3, config={"width": 8, "R": R, "T": T},
-           note=f"same-width batches: {ka}/{R} vs {kb}/{R} successes; the trend test does not fire (p={p:.3f})")
-
-
-@pytest.mark.claim("bantzis2025/ex-1")
-def test_unconstrained_search_best_speed_with_certificates(record, ctx, circle8):
-    X, G = circle8
-    res, cfg = circle_widths_run(ctx.profile, ctx.seed, str(ctx.device))
+def _unconstrained_search_report(record, ctx, X, G, res, cfg):
+    """ex-1 check 4: best speed per width with certified lower bounds (constructions) and upper bounds."""
     rows = _per_width(res, cfg["widths"])
     U_lip, U_fro = ex.lipschitz_bound(X, G), ex.frobenius_bound(X, G)
     table = []
@@ -112,11 +65,59 @@ def test_unconstrained_search_best_speed_with_certificates(record, ctx, circle8)
     assert table[-1]["certified lower bound (construction)"] == pytest.approx(0.5, abs=1e-14)
     assert table[0]["certified lower bound (construction)"] == pytest.approx(math.sqrt(2) - 1, abs=1e-14)
     assert best > THR
-    record("holds", observed=best, bound=U_lip, config=cfg, table=table,
+    record("holds", claim="bantzis2025/ex-1", observed=best, bound=U_lip, config=cfg, table=table,
            tightness=f"best {best:.7f} vs 1/2; {above} restarts above 1/2+1e-6; LP upper bound {U_lip:.4f}",
            note=f"Nothing above 1/2 found ({above} of {res.speeds.numel()} runs exceed 1/2+1e-6). Best run singular "
                 f"values per layer: {[[round(x, 4) for x in v[:3]] for v in sv]} (Eq. (2) structure: W_1 rank two "
                 f"(0.707, 0.707), W_2, W_3 rank one). s*(3) is only bracketed: [1/2, {U_lip:.4f}].")
+
+
+@pytest.mark.claim("bantzis2025/fig-2")
+@pytest.mark.claim("bantzis2025/ex-1")
+def test_success_fraction_increases_with_width(record, ctx, circle8):
+    """One OPT-SPEED run, two records: Fig. 2 (fig-2) and the unconstrained search of Example 1 (ex-1)."""
+    res, cfg = circle_widths_run(ctx.profile, ctx.seed, str(ctx.device))
+    _unconstrained_search_report(record, ctx, *circle8, res, cfg)
+    rows = _per_width(res, cfg["widths"])
+    k = [r["successes"] for r in rows]
+    n = [r["runs"] for r in rows]
+    # widest vs narrowest: one-sided Fisher exact test, alpha = 1e-3
+    p_inc = float(st.fisher_exact([[k[-1], n[-1] - k[-1]], [k[0], n[0] - k[0]]], alternative="greater").pvalue)
+    # no significant *decrease* between consecutive widths (alpha = 1e-3 each)
+    p_dec = [float(st.fisher_exact([[k[i], n[i] - k[i]], [k[i + 1], n[i + 1] - k[i + 1]]],
+                                   alternative="greater").pvalue) for i in range(len(k) - 1)]
+    rho, p_rho, _ = __import__("theory.stats", fromlist=["rank_trend"]).rank_trend(cfg["widths"],
+                                                                                  [r["fraction"] for r in rows])
+    ok = p_inc < 1e-3 and min(p_dec) >= 1e-3
+    snaps = res.history
+    series = {"success fraction": {"x": cfg["widths"], "y": [r["fraction"] for r in rows], "xlabel": "hidden width",
+                                   "ylabel": "fraction of restarts with speed > √2−1", "logx": True}}
+    for w in cfg["widths"]:
+        m = res.widths == w
+        series[f"median speed, width {w}"] = {"x": [t for t, _ in snaps], "y": [float(s[m].median()) for _, s in snaps],
+                                              "xlabel": "PGD step", "ylabel": "speed", "plot": "fig6-median"}
+    record("holds" if ok else "violated", claim="bantzis2025/fig-2", observed=rows[-1]["fraction"], bound=rows[0]["fraction"],
+           tightness=f"Fisher p (widest > narrowest) = {p_inc:.2e}; min p(decrease) = {min(p_dec):.3f}; "
+                     f"Spearman ρ = {rho:.2f}", config=cfg, table=rows, series=series,
+           note="Consistent with Figure 2: the fraction of restarts beating the rank-one speed grows with width.")
+    assert ok, rows
+
+
+@pytest.mark.claim("bantzis2025/fig-2")
+def test_width_trend_test_is_not_automatic(record, ctx, circle8):
+    """Null control: two independent batches at the *same* width show no significant increase."""
+    from theory.papers.bantzis2025 import opt_speed as O
+
+    X, G = circle8
+    R = ctx.pick(quick=48, full=500)
+    T = ctx.pick(quick=500, full=3000)
+    a = O.opt_speed(X, G, 3, width=8, restarts=R, steps_a=T, steps_b=T, generator=record.generator({"b": 1}))
+    b = O.opt_speed(X, G, 3, width=8, restarts=R, steps_a=T, steps_b=T, generator=record.generator({"b": 2}))
+    ka, kb = int((a.speeds > THR).sum()), int((b.speeds > THR).sum())
+    p = float(st.fisher_exact([[kb, R - kb], [ka, R - ka]], alternative="greater").pvalue)
+    assert p >= 1e-3
+    record("holds", observed=p, bound=1e-3, config={"width": 8, "R": R, "T": T},
+           note=f"same-width batches: {ka}/{R} vs {kb}/{R} successes; the trend test does not fire (p={p:.3f})")
 
 
 @pytest.mark.claim("bantzis2025/ex-1")
