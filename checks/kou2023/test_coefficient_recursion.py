@@ -45,7 +45,7 @@ def _ew_run(act, gamma, steps, n, d, m, gen):
     grid = set(train.geometric_grid(steps, 30))
     out = dict(X=X, y=y, W0=W0, eta=eta, W={}, rec_res=0.0, a3_res=0.0, sign_viol=0, mono_viol=0,
                zero_preacts=0, wrong_res={"drop 1/m": 0.0, "flip rho_under sign": 0.0, "||x|| not ||x||^2": 0.0})
-    st = {"prev": None, "acc": torch.zeros(E, 2, m, n, dtype=X.dtype)}
+    st = {"prev": None, "acc": torch.zeros(E, 2, m, n, dtype=X.dtype, device=X.device)}
     nb = norms2.view(E, 1, 1, n)
     jy = torch.stack([y, -y]).view(1, 2, 1, n)
     # ρ = (W − W0) M with M = Xᵀ G⁻¹ diag(G) (Def. 5.1); independence is checked once here
@@ -55,7 +55,7 @@ def _ew_run(act, gamma, steps, n, d, m, gen):
     M = M.unsqueeze(1)
 
     Xt = X.transpose(-1, -2).unsqueeze(1)
-    zero = torch.zeros((), dtype=X.dtype)
+    zero = torch.zeros((), dtype=X.dtype, device=X.device)
     acc = {"rec": zero, "a3": zero, "sign": zero, "mono": zero, "zeros": zero}  # tensors: no per-step sync
     coef = -(eta.view(E, 1, 1, 1) / (n * m)) * nb * jy
 
@@ -274,7 +274,7 @@ def test_gd_update_and_gradient(ctx, record):
         F = torch.maximum(Z, g * Z).mean(1)
         dl = -torch.sigmoid(-y * (F[0] - F[1]))  # ℓ'_i
         sl = torch.where(Z >= 0, torch.ones_like(Z), torch.full_like(Z, g))  # float64 (scalar where → float32)
-        js = torch.tensor([1.0, -1.0], dtype=W.dtype).view(2, 1, 1)
+        js = torch.tensor([1.0, -1.0], dtype=W.dtype, device=W.device).view(2, 1, 1)
         return ((dl * y).view(1, 1, n) * sl * js) @ X / nm  # (1/(nm))Σ_i ℓ'_i σ' j y_i x_i
 
     Gp = printed_grad(W)

@@ -177,7 +177,7 @@ def _companions(cfg, run, record):
     mn = float(rb.min())
     bad = run.rho[:, :1].clone()
     own = y > 0
-    scale = torch.tensor(1.0 / np.log(np.e + np.asarray(t, float)), dtype=bad.dtype).view(-1, 1, 1)
+    scale = torch.tensor(1.0 / np.log(np.e + np.asarray(t, float)), dtype=bad.dtype, device=bad.device).view(-1, 1, 1)
     bad[:, 0, 0, :, 0] *= scale[:, 0]  # sample 0 (label +1): own coefficients starve over time
     assert bool(own[0])
     rbb = kd.balance_sum_ratio(bad[1:], y).cpu().numpy()[:, 0]

@@ -111,7 +111,7 @@ def test_relu_balance_activation_and_log_bounds(which, ctx, record):
         fails.append(f"lem-5.5: min {mn}, trend {trend}, (i) {side_i}, (ii) {side_ii}")
     # companion: a trajectory whose S_i^(0) coefficients starve like 1/log t is rejected
     bad = rho.clone()
-    sc = torch.tensor(1.0 / np.log(np.e + t), dtype=bad.dtype).view(-1, 1, 1)
+    sc = torch.tensor(1.0 / np.log(np.e + t), dtype=bad.dtype, device=bad.device).view(-1, 1, 1)
     bad[:, :, 0, :, 0] *= sc  # sample 0 has y = +1
     rbad = kd.relu_balance_ratio(bad[1:], y, S0).cpu().numpy()
     assert not balance_ok(t[1:], rbad[:, 0])

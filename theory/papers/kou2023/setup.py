@@ -384,7 +384,9 @@ def simulate(cfg: KouConfig, data: KouData, net: models.TwoClassNet, *, eta=None
     hyp = hypotheses(cfg, data, W0, eta_t, sigma0s=sigma0s)
     Z0 = W0 @ X.T  # (E,2,m,n)
     S0 = active_at_init(Z0, data)
-    grid = sorted(set(train.geometric_grid(steps, cfg.grid_points) if record is None else record))
+    grid = sorted(set(train.geometric_grid(steps, cfg.grid_points) if record is None else (int(r) for r in record)))
+    if not grid or grid[0] < 0 or grid[-1] > steps:
+        raise ValueError(f"record must be a non-empty set of steps in [0, {steps}], got {grid[:3]}…{grid[-3:]}")
     grid_set = set(grid)
     # d-free blocks for norms and stable ranks: W Wᵀ = W0W0ᵀ + Z0 Cᵀ + C Z0ᵀ + C G Cᵀ
     need_sr = "srank" in observe
