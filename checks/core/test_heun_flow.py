@@ -27,7 +27,7 @@ def test_freeze_and_observe():
     res = heun_flow(grow, th0, dt=0.01, steps=250, observe=lambda t, ps: {"n": ps[0].norm(dim=-1)}, every=10,
                     freeze=lambda ps: ps[0].norm(dim=-1) >= 20.0)
     assert int(res.frozen_at[1]) >= 0 and int(res.frozen_at[0]) == -1
-    assert float(res.params[1].abs().max()) < 20.5 and res.stacked("n").shape[1] == 2
+    assert float(res.params[0][1].abs().max()) < 20.5 and res.stacked("n").shape[1] == 2
     assert res.steps[0] == 0 and res.steps[-1] == 250
 
 
