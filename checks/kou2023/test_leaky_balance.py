@@ -47,8 +47,11 @@ def balance_verdict(t, rb, gamma):
 
 @pytest.fixture(scope="module")
 def c0l(ctx):
-    cfg = ks.C0_L.replace(E=ctx.pick(quick=4, full=8), steps=ctx.pick(quick=20_000, full=1_000_000),
-                          grid_points=ctx.pick(quick=50, full=80))
+    # full profile: paper-scale widths (catalog P2, n=40 of its sweep); the per-step tracking makes the
+    # Python loop the cost, so 2e5 steps (catalog R1) rather than 1e6
+    base = ctx.pick(quick=ks.C0_L, full=ks.C0_L.replace(n=40, d=1024, m=100, sigma0=1e-3))
+    cfg = base.replace(E=ctx.pick(quick=4, full=8), steps=ctx.pick(quick=20_000, full=200_000),
+                       grid_points=ctx.pick(quick=50, full=80))
     gen = ctx.generator("kou2023/lem-5.4", cfg.key("data"))
     data = ks.make_data(cfg, gen, device=ctx.device)
     net = ks.make_net(cfg, data, ctx.generator("kou2023/lem-5.4", cfg.key("init", cfg.E)))

@@ -59,7 +59,9 @@ class _Activation:
 
 
 def _run(ctx, base, tag):
-    cfg = base.replace(E=ctx.pick(quick=4, full=8), steps=ctx.pick(quick=20_000, full=1_000_000),
+    # full profile: paper-scale widths (catalog P2); per-step tracking → 2e5 steps (catalog R1)
+    base = ctx.pick(quick=base, full=base.replace(n=40, d=1024, m=100, sigma0=1e-3))
+    cfg = base.replace(E=ctx.pick(quick=4, full=8), steps=ctx.pick(quick=20_000, full=200_000),
                        grid_points=ctx.pick(quick=50, full=80))
     data = ks.make_data(cfg, ctx.generator("kou2023/lem-5.5", cfg.key("data", tag)), device=ctx.device)
     net = ks.make_net(cfg, data, ctx.generator("kou2023/lem-5.5", cfg.key("init", tag, cfg.E)))
