@@ -51,7 +51,7 @@ def test_e1_lazy_vs_non_lazy_accuracy_digits(ctx, record):
     X, t = real.digits(device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
     gen = record.generator({"t": "E1"})
-    perm = torch.randperm(len(t), generator=torch.Generator().manual_seed(0)).to(X.device)
+    perm = torch.randperm(len(t), generator=gen, device=ctx.device)
     n_tr = ctx.pick(quick=500, full=1200)
     tr_idx, te_idx = perm[:n_tr], perm[n_tr:]
     Y = torch.nn.functional.one_hot(t, 10).to(ctx.dtype)

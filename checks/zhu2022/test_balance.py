@@ -35,7 +35,7 @@ def _run(ctx, gen, act="relu", alpha=1.0):
         gs = torch.autograd.grad(losses.loss("squared", net.forward(X, ps), y).sum(), ps)
         return {"nW": nonlazy.sq_norms(ps), "nG": nonlazy.sq_norms(gs), "ip": nonlazy.inner_products(ps, gs)}
 
-    tr = gd(net, X, y, loss="squared", lr=torch.tensor(ETAS, dtype=ctx.dtype), steps=steps,
+    tr = gd(net, X, y, loss="squared", lr=torch.tensor(ETAS, dtype=ctx.dtype, device=ctx.device), steps=steps,
             record=range(steps + 1), observe=obs)
     return tr, steps
 
@@ -45,7 +45,7 @@ def test_balance_identity_and_drift_rates(ctx, record):
     gen = record.generator({"t": "balance"})
     tr, steps = _run(ctx, gen)
     nW, nG, ip = tr.stacked("nW"), tr.stacked("nG"), tr.stacked("ip")  # (K+1, L, E)
-    eta = torch.tensor(ETAS, dtype=ctx.dtype)
+    eta = torch.tensor(ETAS, dtype=ctx.dtype, device=ctx.device)
     scale = float(nW.abs().max())
     # (i) ⟨W_l, G_l⟩ equal across layers (relative spread)
     spread = float(((ip.amax(1) - ip.amin(1)).abs() / ip.abs().amax(1).clamp_min(1e-300)).max())
@@ -94,7 +94,7 @@ def test_balance_needs_homogeneity(ctx, record, act):
     net = DeepMLP.init(1, [D, M, M, M, 1], stds="he", act=act, generator=gen, device=ctx.device)
     ps = [p.requires_grad_(True) for p in net.params]
     gs = torch.autograd.grad(losses.loss("squared", net.forward(X, ps), y).sum(), ps)
-    ip = nonlazy.inner_products(ps, gs)[:, 0]
+    ip = nonlazy.inner_products(ps, gs)[:, 0].detach()
     spread = float((ip.max() - ip.min()).abs() / ip.abs().max())
     record("not-applicable", observed=spread, bound=1e-10, config={"act": act}, ratio=None,
            note="control (hypothesis violated on purpose): negative control: non-homogeneous activation, balance identity fails as it should")

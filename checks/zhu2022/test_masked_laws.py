@@ -116,7 +116,7 @@ def test_lemma2_tests_have_power(ctx, record, wrong):
     claimed law with the same N and level: rejected in ≥ 90% of 20 repeats (q = 8)."""
     N, q, reps = 20_000, 8, 20
     level = FAMILY_ALPHA / (3 * len(LEM2_CASES))
-    rng = np.random.default_rng(int(torch.randint(0, 2**31, (1,), generator=record.generator({"w": wrong}))))
+    rng = np.random.default_rng(int(torch.randint(0, 2**31, (1,), generator=(g := record.generator({"w": wrong})), device=g.device)))
     rejected = 0
     for _ in range(reps):
         if wrong == "Bin(q,0.45)":

@@ -117,7 +117,7 @@ def test_output_dynamics_first_order(ctx, record):
     net.weights = [w.repeat(len(etas), 1, 1) for w in one.weights]
     H, G = layer_kernels(net, X)
     f0 = net(X)
-    eta = torch.tensor(etas, dtype=ctx.dtype)
+    eta = torch.tensor(etas, dtype=ctx.dtype, device=ctx.device)
     gd(net, X, y, loss="squared", lr=N * eta, steps=1, record=[])
     df = net(X) - f0
     pred = eta[:, None] * ((H + G) @ (y - f0)[..., None])[..., 0]

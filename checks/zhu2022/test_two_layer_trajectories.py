@@ -218,7 +218,7 @@ def test_joint_control_up_to_min_t1_t2(ctx, record):
     s = _short_run(ctx, m, {})
     r, tr = s["r"], s["tr"]
     n, alpha = r["X"].shape[0], r["alpha"]
-    t = torch.tensor(tr.steps, dtype=ctx.dtype) * s["eta"]
+    t = torch.tensor(tr.steps, dtype=ctx.dtype, device=ctx.device) * s["eta"]
     W, a, H = tr.stacked("W"), tr.stacked("a"), tr.stacked("H")
     lmin = torch.linalg.eigvalsh(H)[..., 0]
     dW = (W - W[0]).norm(dim=-1).amax(-1)
@@ -264,7 +264,7 @@ def test_stability_bound_24_and_init_events(ctx, record):
             b24 = tl.eq24_bound(r["a"][k], r["W"][k], alpha, eps)
             bmax = eps / alpha * (r["a"][k].abs() * r["W"][k].norm(dim=-1)).amax(-1)
             b25 = torch.tensor([tl.eq25_bound(eps, m, alpha, n, d, B1, B2, float(Ra[k, e]), float(Rw[k, e]))
-                                for e in range(P.shape[0])], dtype=ctx.dtype)
+                                for e in range(P.shape[0])], dtype=ctx.dtype, device=ctx.device)
             worst24 = max(worst24, float((P / b24).max()))
             worst25 = max(worst25, float((P / b25).max()))
             mut24 += int((P > bmax).sum())
