@@ -179,8 +179,9 @@ def test_optimal_speed_non_decreasing_in_depth(record, ctx, name):
     gen = record.generator({"dataset": name, "width": width})
     X, G, s2, cold, chain, rows, _ = _depth_chain(name, ctx, gen, depths, width, R, T)
     U = ex.lipschitz_bound(X, G)
-    # (a) a certified lower bound never exceeds the exact depth-2 optimum (F6); the solver gets close to it
-    assert cold[0] <= s2 * (1 + 1e-9) and cold[0] >= s2 * (1 - 1e-3)
+    # (a) a certified lower bound never exceeds the exact depth-2 optimum (F6; 1e-9: sweep/LP rounding); the
+    # solver gets close to it (quick budgets are under-converged: 1e-2, as the catalog's cheap config; full: 1e-6)
+    assert cold[0] <= s2 * (1 + 1e-9) and cold[0] >= s2 * (1 - ctx.pick(quick=1e-2, full=1e-6))
     # (b) the certified chain is non-decreasing: each step is an EXTEND (L0 can only decrease) then a polish
     inc = np.diff(chain)
     assert bool(np.all(inc >= -REL * np.abs(chain[:-1]))), chain
