@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -72,13 +73,18 @@ def test_run_writes_page_with_what_ran(tmp_path, workers):
     assert "theory [5/5]" in r.stdout and "kou2023/lem-C.3: holds×1" in r.stdout  # progress lines
 
 
-def test_partial_run_with_k(tmp_path):
+def test_partial_run_with_k_and_rerun_gives_identical_plots(tmp_path):
     r = _run(tmp_path, BODY, "-k", "rate")
     assert r.returncode == 0, r.stdout + r.stderr
     text, doc = _page(tmp_path)
     assert {x["claim"] for x in doc["records"]} == {"kou2023/lem-C.3"}
     row = text[text.index('data-claim="kou2023/lem-5.3"'):]
     assert ">not encoded</span>" in row[:row.index("</tr>")]
+    svgs = re.findall(r"<svg.*?</svg>", text, re.S)
+    r = _run(tmp_path, BODY, "-k", "rate", "-n", "2")  # same seed, other scheduling: same plots, byte for byte
+    assert r.returncode == 0, r.stdout + r.stderr
+    again = re.findall(r"<svg.*?</svg>", _page(tmp_path)[0], re.S)
+    assert len(svgs) == 4 and again == svgs
 
 
 def test_interrupted_run_still_writes_page(tmp_path):

@@ -43,7 +43,7 @@ overflow-x:auto}
 .record{border-top:1px dashed #ccc;margin-top:.8em;padding-top:.4em}
 .finding{background:#f6f0ff;border-left:4px solid #7e57c2;padding:.4em .8em;margin:.5em 0}
 .finding.vacuous{background:#fffbea;border-left-color:#e0a800}.note{color:#333;background:#f7f7f7;padding:.3em .6em}
-.reason{color:#555;font-style:italic}.fig{margin:.5em 0;max-width:100%;overflow-x:auto}.fig svg{max-width:100%;height:auto}
+.reason{color:#555;font-style:italic}.fig{display:inline-block;vertical-align:top;margin:.5em 1em .5em 0;max-width:100%;overflow-x:auto}.fig svg{max-width:100%;height:auto}
 .scroll{overflow-x:auto;max-width:100%}code{font-size:.92em}.err{color:#8b0000}
 .tests{font-size:.85em;color:#444}details summary{cursor:pointer;color:#234}
 .small{font-size:.85em;color:#555}nav a{margin-right:1em}
@@ -207,7 +207,7 @@ def _claim(r: ClaimRow, figs: Figures) -> str:
            f'{md_inline(ci.title)}</h4>']
     sub = [f"kind: {esc(ci.kind or '—')}"]
     if ci.checkable:
-        sub.append(f"numerically checkable (catalog): {md(ci.checkable)}")
+        sub.append(f"numerically checkable (catalog): {md_inline(ci.checkable)}")
     if r.seconds is not None:
         sub.append(f"time {r.seconds:.2f} s")
     out.append('<p class="sub">' + " · ".join(sub) + ' · <a href="#summary">summary ↑</a></p>')

@@ -74,7 +74,9 @@ def render(title: str, members: list[tuple[str, dict]], prefix: str) -> str:
 
     rc = {"svg.hashsalt": prefix, "svg.fonttype": "none", "font.size": 9, "axes.titlesize": 9,
           "figure.dpi": 72, "lines.linewidth": 1.4, "lines.markersize": 3.5}
-    with matplotlib.rc_context(rc):
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()  # independent of whatever style a check set in this process
+        matplotlib.rcParams.update(rc)
         fig, ax = plt.subplots(figsize=(6.2, 3.4))
         try:
             logx = any(bool(s.get("logx")) for _, s in members)
