@@ -17,6 +17,8 @@ from .text import esc, md, md_inline
 MAX_TABLE_ROWS = 120
 MAX_FIGURES_PER_CLAIM = 24
 ORDER = ("holds", "violated", "vacuous", "expected-failure", "not-applicable", "error", "not-encoded")
+RUN_LABELS = {"date": "run date (UTC)", "seconds": "total time (s)", "device_name": "device name",
+              "exitstatus": "pytest exit status", "args": "pytest arguments"}
 EXIT = {0: "all tests passed", 1: "some tests failed", 2: "interrupted", 3: "internal error",
         4: "usage error", 5: "no tests collected"}
 RUN_KEYS = ("date", "seconds", "profile", "seed", "device", "device_name", "torch", "python", "machine",
@@ -135,7 +137,7 @@ def _header(doc, rows, papers) -> str:
     meta = [(k, run[k]) for k in RUN_KEYS if k in run] + \
            [(k, v) for k, v in sorted(run.items()) if k not in RUN_KEYS and k != "tests"]
     out.append('<details open><summary>Run</summary><table class="meta">' + "".join(
-        f"<tr><td>{esc(k)}</td><td>{esc(fmt(v, 400))}</td></tr>" for k, v in meta) + "</table></details>")
+        f"<tr><td>{esc(RUN_LABELS.get(k, k))}</td><td>{esc(fmt(v, 400))}</td></tr>" for k, v in meta) + "</table></details>")
     out.append('<nav><a href="#summary">Summary</a><a href="#findings">Findings</a>' + "".join(
         f'<a href="#paper-{esc(p)}">{esc(p)}</a>' for p in papers) + "</nav></header>")
     return "\n".join(out)
@@ -183,10 +185,15 @@ def _findings(rows) -> str:
                 continue
             seen.add(f)
             items.append(f'<li>{badge(rec.get("verdict", ""))} <a href="#{anchor(r.id)}">{esc(r.id)}</a> — '
-                         f'{md(f)}<span class="small"> Evidence: {esc(_evidence(rec))}</span></li>')
+                         f'{_short(f)}<span class="small"> Evidence: {esc(_evidence(rec))}</span></li>')
     body = "<ul>" + "\n".join(items) + "</ul>" if items else "<p>No findings in this run.</p>"
     return ('<h2 id="findings">Findings</h2><p class="small">Where the paper (or the catalog) is wrong or loose: '
             'expected failures (the check asserts the printed statement and it fails) and vacuous bounds.</p>' + body)
+
+
+def _short(text: str) -> str:
+    """A finding or note: inline when it is one line, paragraphs otherwise."""
+    return md(text) if "\n" in text.strip() else md_inline(text)
 
 
 def _evidence(rec: dict) -> str:
@@ -228,7 +235,7 @@ def _claim(r: ClaimRow, figs: Figures) -> str:
             for t in r.tests) + "</ul></details>")
     for rec in r.findings:
         cls = "finding vacuous" if rec.get("verdict") == "vacuous" else "finding"
-        out.append(f'<div class="{cls}"><strong>Finding.</strong> {md(rec["finding"])}</div>')
+        out.append(f'<div class="{cls}"><strong>Finding.</strong> {_short(rec["finding"])}</div>')
     try:
         sw = plots.sweep(r.records)
         if sw:
@@ -260,7 +267,7 @@ def _record(rec: dict, k: int, n: int, figs: Figures, nfig: list) -> str:
         out.append('<table class="meta">' + "".join(f"<tr><td>{esc(a)}</td><td>{esc(b)}</td></tr>"
                                                      for a, b in rows) + "</table>")
     if rec.get("note"):
-        out.append(f'<p class="note">{md(rec["note"])}</p>')
+        out.append(f'<div class="note">{_short(rec["note"])}</div>')
     if rec.get("table"):
         out.append(_table(rec["table"]))
     for title, members in plots.group_series(rec.get("series") or {}).items():
