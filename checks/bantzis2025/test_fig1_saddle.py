@@ -60,11 +60,14 @@ def test_dominant_singular_value_after_first_escape(record, ctx):
         deep = float(np.mean(r1[3:]))
         rho, p, _ = rank_trend(list(range(1, L + 1)), r1, alternative="less")
         shrink = float(np.mean([r1[l] / r0[l] for l in range(1, L)]))
-        ok = plateau and drop > 0.1 * C0 and shrink <= 0.6 and deep < r1[0]
+        # control: the same criterion on the plateau (half-way to the escape) must NOT fire
+        rp = [float(run.sv(l)[esc // 2, e, 1] / run.sv(l)[esc // 2, e, 0]) for l in range(L)]
+        shrink_plateau = float(np.mean([rp[l] / r0[l] for l in range(1, L)]))
+        ok = plateau and drop > 0.1 * C0 and shrink <= 0.6 and deep < r1[0] and shrink_plateau > 0.6
         ok_all &= ok
         rows.append({"seed": e, "escape step": int(t[esc]), "plateau before escape": plateau,
                      "loss drop / C(0)": drop / C0, "s2/s1 at init": [round(v, 3) for v in r0],
-                     "s2/s1 after escape": [round(v, 3) for v in r1], "mean s2/s1 layers 4–6": deep, "mean shrink of s2/s1, layers 2–6": shrink,
+                     "s2/s1 after escape": [round(v, 3) for v in r1], "mean s2/s1 layers 4–6": deep, "mean shrink of s2/s1, layers 2–6": shrink, "same on the plateau (control)": shrink_plateau,
                      "Spearman ρ(ℓ, s2/s1)": rho, "p": p})
     for l in range(L):
         sv = run.sv(l)[:, 0, :3]

@@ -358,3 +358,17 @@ def test_nonnegative_top_singular_vectors(record, ctx):
     record("holds", observed=worst, bound=1e-12, config={"matrices": checked},
            note="most negative entry of the sign-fixed top pair; A^T A u = s_1² u and A u = s_1 v (printed "
                 "'s_1 u_1' and 'Av_1' are typos); degenerate cases by Perron power iteration; a signed matrix fails.")
+
+
+@pytest.mark.claim("bantzis2025/prop-3.3")
+def test_prop33_rejects_non_optimal_parameters(record, ctx):
+    """B_3.3 applied to arbitrary (non-optimal) θ is violated: the comparison has teeth."""
+    gen = record.generator({"test": "3.3-wrong"})
+    eps = 1e-2
+    u, v, E, Xin, G = _a5_setup(ctx, gen, eps)
+    th = loc.random_sphere(200, [4, 6, 6, 6, 1], generator=gen, dtype=ctx.dtype)
+    r = ratios(th, Xin)
+    b = B.b33(float(G.norm()), eps, float((G @ v).abs() * u.norm()))
+    frac = float((r.tail_W.nan_to_num(0).amax(1) > b).double().mean())
+    assert frac > 0.5
+    record("holds", observed=frac, bound=0.0, note=f"{frac:.0%} of random θ exceed B_3.3 = {b:.4f}")
