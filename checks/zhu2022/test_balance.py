@@ -11,6 +11,7 @@ import torch
 
 from theory.papers.zhu2022 import nonlazy
 from theory.papers.zhu2022 import schemes
+from theory.records import verdict_for
 from theory.sim import losses
 from theory.sim.models import DeepMLP
 from theory.sim.train import gd
@@ -99,3 +100,34 @@ def test_balance_needs_homogeneity(ctx, record, act):
     record("not-applicable", observed=spread, bound=1e-10, config={"act": act}, ratio=None,
            note="control (hypothesis violated on purpose): negative control: non-homogeneous activation, balance identity fails as it should")
     assert spread > 1e-3
+
+
+@pytest.mark.claim("zhu2022/eq-balance")
+def test_per_neuron_balance(ctx, record):
+    """Finer form: for each hidden unit j of layer l, ‖row_j(W_l)‖² − ‖col_j(W_{l+1})‖² changes under one GD step by
+    exactly η²(‖row_j(G_l)‖² − ‖col_j(G_{l+1})‖²) (per-unit Euler identity ⟨row_j W_l, row_j G_l⟩ = ⟨col_j W_{l+1},
+    col_j G_{l+1}⟩). Mutation: pairing unit j's row with unit j+1's column breaks it."""
+    gen = record.generator({"t": "per-neuron"})
+    X = torch.randn(N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    y = torch.randn(N, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    net = DeepMLP.init(2, [D, M, M, M, 1], stds="he", generator=gen, device=ctx.device)
+    eta = 0.03
+    ps = [p.clone().requires_grad_(True) for p in net.params]
+    gs = [g.detach() for g in torch.autograd.grad(losses.loss("squared", net.forward(X, ps), y).sum(), ps)]
+    ps = [p.detach() for p in ps]
+    new = [p - eta * g for p, g in zip(ps, gs)]
+    worst, worst_mut, scale = 0.0, 0.0, 0.0
+    for l in range(L - 1):
+        def unit(Ws):
+            return (Ws[l] ** 2).sum(-1) - (Ws[l + 1] ** 2).sum(-2)  # (E, m): row of W_l minus column of W_{l+1}
+        lhs = unit(new) - unit(ps)
+        rhs = eta ** 2 * ((gs[l] ** 2).sum(-1) - (gs[l + 1] ** 2).sum(-2))
+        worst = max(worst, float((lhs - rhs).abs().max()))
+        rolled = (ps[l] * gs[l]).sum(-1) - (ps[l + 1] * gs[l + 1]).sum(-2).roll(1, -1)
+        worst_mut = max(worst_mut, float(rolled.abs().max()))
+        scale = max(scale, float((ps[l] ** 2).sum(-1).max()), float((ps[l + 1] ** 2).sum(-2).max()))
+    tol = 1e-13 * scale  # each unit norm is a sum of ≤ 32 products: rounding ≪ 1e-13 relative
+    record(verdict_for(worst, tol), observed=worst, bound=tol, config={"L": L, "m": M, "eta": eta},
+           note=f"mutation (mis-paired units): per-unit inner-product mismatch {worst_mut:.3g}")
+    assert worst <= tol
+    assert worst_mut > 1e3 * tol
