@@ -199,7 +199,7 @@ def test_lemma7_width_dependence(ctx, record):
     k0 = tl.kappa0(X)
     m_corr = (16 * N * math.sqrt(math.log(2 * N ** 3)) / k0) ** 2
     m_star = next((r["m"] for r in rows if r["P(event)"] >= 0.95), None)
-    record("holds", observed=f.exponent, bound=0.5, config={"n": N, "d": 64, "E": E, "widths": widths}, table=rows,
+    record("holds", observed=f.exponent, bound=0.5, ratio=None, config={"n": N, "d": 64, "E": E, "widths": widths}, table=rows,
            hypotheses={"empirical m* (P>=0.95)": m_star, "corrected sufficient m": m_corr, "kappa0": k0},
            series={"P(event) vs m": {"x": widths, "y": [r["P(event)"] for r in rows], "xlabel": "m", "ylabel": "P(event)", "logx": True}},
            tightness=f"deviation ∝ m^{f.exponent:.3f}; corrected width condition m ≥ {m_corr:.3g} vs empirical m* = {m_star}")

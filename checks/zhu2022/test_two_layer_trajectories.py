@@ -82,7 +82,8 @@ def test_kernel_stability_under_weight_movement(ctx, record):
                           "|H(t)-H(0)|_2": float(spec[k].max()), "expected-value bound (measured radii)": float(exp_bound[k].max()),
                           "lambda_min(H)/lambda0": float(lmin[k].min() / lam0), "R_w hat / R_w(lemma)": float(Rw[k].max() / Rw_l)})
     worst_lmin = min(row["lambda_min(H)/lambda0"] for row in table)
-    record("holds" if not (bad_flip or bad_path) else "violated", observed=worst_lmin, bound=0.5, ratio=None,
+    record("holds" if not (bad_flip or bad_path) else "violated", observed=worst_lmin, bound=0.5, ratio=0.5 / worst_lmin,
+           tightness="conclusion λ_min(H(t))/λ₀ ≥ 1/2: ratio = (1/2)/min_t λ_min(H(t))/λ₀ (≤ 1 holds)",
            config={**fz.TWO_LAYER, "widths": _widths(ctx), "R_a": "legible part alpha*sqrt(lambda0/(8nm))"}, table=table,
            hypotheses={"flip-condition violations": bad_flip, "pathwise-bound violations": bad_path,
                        "mutated flip condition violations": mut_flip, "mutated pathwise bound violations": mut_path},
