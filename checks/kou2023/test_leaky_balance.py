@@ -190,6 +190,7 @@ def _companions(cfg, run, record):
     assert float(hook.c1_ratio.max()) > 1 / 1.1  # C.1 explicit is tight: a 10% tighter bound fails
     assert float(hook.b2_ratio_until().min()) < 2.5  # B.2 with its constant ×2.5 is violated
     record(claim="kou2023/lem-5.4", verdict="holds", observed=float(_balance_summary(t[1:], rbb)[2]), bound=TREND_MIN,
+           tightness="companion: tail trend of a deliberately starved trajectory; < 0.9 means the check rejects it",
            note="tail trend of the starved trajectory (must be < 0.9 to be rejected); C.1 tight to "
                 f"{float(hook.c1_ratio.max()):.4f}, B.2 slack {float(hook.b2_ratio_until().min()):.3f}")
 
