@@ -121,7 +121,7 @@ def test_render_is_deterministic_and_hash_seed_independent(tmp_path):
     assert a == report.render(_synthetic.doc())
     src = ("import sys; sys.path.insert(0, %r); from checks.report import _synthetic; import theory.report as r;"
            "sys.stdout.write(r.render(_synthetic.doc()))" % str(ROOT))
-    for seed in ("1", "2"):
+    for seed in ("12345",):  # another process, another hash seed (this one's is random)
         p = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=300, cwd=ROOT,
                            env={**os.environ, "PYTHONHASHSEED": seed})
         assert p.returncode == 0, p.stderr[-3000:]
