@@ -98,9 +98,9 @@ def test_norm_law_as_printed(record, ctx, L):
     tb = B.blowup_time(r["r0"], r["s"], L, printed=True)
     record("expected-failure", observed=e_p, bound=TOL, config={"L": L},
            finding=(f"With Def. 2.1's speed s (sphere ‖θ‖²=L) the printed law is wrong: at L={L} its relative error "
-                    f"is {e_p:.3g} (L=2: it predicts e^(2st), the flow gives e^(st); L≥3: predicted blow-up at "
-                    f"{tb:.3g} vs true {B.blowup_time(r['r0'], r['s'], L) if L > 2 else math.inf:.3g}). "
-                    "The printed constant holds with s̄ = L^(−L/2)s: off by L^(L/2)."))
+                    f"is {e_p:.3g} " + ("(it predicts e^(2st); the flow gives e^(st)). " if L == 2 else
+                                         f"(predicted blow-up at t={tb:.3g}, true {B.blowup_time(r['r0'], r['s'], L):.3g}). ")
+                    + "The printed constant holds with s̄ = L^(−L/2)s: off by L^(L/2)."))
     assert e_p <= TOL
 
 
