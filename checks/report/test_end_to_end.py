@@ -95,3 +95,13 @@ def test_interrupted_run_still_writes_page(tmp_path):
     text, doc = _page(tmp_path)
     assert doc["run"]["exitstatus"] == 2 and "interrupted" in text
     assert "kou2023/lem-A.2" in {x["claim"] for x in doc["records"]}
+
+
+def test_collection_error_still_writes_page(tmp_path):
+    (tmp_path / "checks" / "kou2023").mkdir(parents=True)
+    (tmp_path / "checks" / "kou2023" / "test_broken.py").write_text("import no_such_module_xyz\n")
+    r = _run(tmp_path, BODY)
+    assert r.returncode == 2, r.stdout + r.stderr  # pytest stops on collection errors
+    text, doc = _page(tmp_path)
+    assert list(doc["run"]["collect_errors"]) == ["checks/kou2023/test_broken.py"]
+    assert "Collection errors" in text and "no_such_module_xyz" in text

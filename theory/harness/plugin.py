@@ -158,6 +158,7 @@ def pytest_sessionfinish(session, exitstatus):
     meta = run_metadata(config)
     meta["exitstatus"] = int(exitstatus)
     meta["tests"] = getattr(config, "_theory_tests", {})
+    meta["collect_errors"] = getattr(config, "_theory_collect_errors", {})
     records = pathlib.Path(config._theory_records)
     records.mkdir(parents=True, exist_ok=True)
     doc = merge(records, rep / "results.json", meta)
@@ -228,6 +229,16 @@ def pytest_runtest_logreport(report):
             recs = ", ".join(f"{k.split(':', 1)[1]}×{n}" for k, n in sorted(t["records"].items())) or "no record"
             tr.write_line(f"theory [{done}/{total}] {' '.join(t['claims']) or report.nodeid}: {recs}; "
                           f"{t['outcome']} in {t['seconds']:.1f} s")
+
+
+def pytest_collectreport(report):
+    """Controller side: modules that failed to collect (their claims would otherwise look 'not encoded')."""
+    config = _CONFIG.get("config")
+    if config is None or hasattr(config, "workerinput") or not report.failed:
+        return
+    text = str(getattr(report, "longreprtext", "") or report.longrepr or "")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    config.__dict__.setdefault("_theory_collect_errors", {})[report.nodeid] = (lines[-1] if lines else "")[:300]
 
 
 _CONFIG: dict = {}

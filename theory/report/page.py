@@ -127,6 +127,11 @@ def _header(doc, rows, papers) -> str:
            f'run: <strong>{esc(st)}</strong>.</p>']
     out.append('<p class="counts">' + "".join(
         f'<span>{badge(v)} {c.get(v, 0)}</span>' for v in ORDER if c.get(v, 0) or v != "error") + "</p>")
+    errs = run.get("collect_errors") or {}
+    if errs:
+        out.append('<div class="finding vacuous"><strong class="err">Collection errors</strong> (the checks of these '
+                   'files did not run; their claims show as not encoded):<ul>' + "".join(
+                       f"<li><code>{esc(k)}</code>: {esc(v)}</li>" for k, v in sorted(errs.items())) + "</ul></div>")
     tests = run.get("tests") or {}
     if tests:
         tc = Counter(t.get("outcome", "?") for t in tests.values())
@@ -135,7 +140,7 @@ def _header(doc, rows, papers) -> str:
                f'(observed ÷ bound unless its description says otherwise, e.g. a fitted exponent vs the stated one), '
                f'else observed vs bound.</p>')
     meta = [(k, run[k]) for k in RUN_KEYS if k in run] + \
-           [(k, v) for k, v in sorted(run.items()) if k not in RUN_KEYS and k != "tests"]
+           [(k, v) for k, v in sorted(run.items()) if k not in RUN_KEYS and k not in ("tests", "collect_errors")]
     out.append('<details open><summary>Run</summary><table class="meta">' + "".join(
         f"<tr><td>{esc(RUN_LABELS.get(k, k))}</td><td>{esc(fmt(v, 400))}</td></tr>" for k, v in meta) + "</table></details>")
     out.append('<nav><a href="#summary">Summary</a><a href="#findings">Findings</a>' + "".join(
