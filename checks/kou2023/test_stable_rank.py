@@ -1,0 +1,401 @@
+"""Kou et al. (2023) stable-rank limits.
+
+Claims: kou2023/def-srank, kou2023/thm-4.1 (leaky: Θ(log t) norms, srank → 1, loss t^{-α}),
+kou2023/lem-C.3 (rate O(1/log t) and the rank-one certificate), kou2023/thm-4.3 + kou2023/lem-F.1
+(ReLU: stable rank bounded independently of n; the proof's certificate), kou2023/lem-F.2
+(orthogonal data: frozen pattern, ρ̄/log t → m/|S_i^(0)|), kou2023/lem-F.3 (orthogonal data: the
+exactly predicted finite-(m, n) limit srank(A) and its approach to 2), kou2023/rem-4.4 (ReLU ≈ 2
+above leaky's 1).
+
+All runs are exact coefficient-space GD (Lemma 5.2) in float64 on geometric grids
+(checks/kou2023/_rates_runs.py); limits are extrapolated by fits, never read off one time point.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy.special import expit
+
+from theory.papers.kou2023 import dynamics as kd
+from theory.papers.kou2023 import setup as ks
+from theory.papers.kou2023 import stable_rank as sr
+from theory.sim import spectra
+from theory.stats import fit_power
+
+from ._rates_runs import leaky_long, orth_pair
+
+
+def _series(t, y, name, ylabel, logy=False, plot=None):
+    t = np.asarray(t, float)
+    m = t >= 1
+    s = {"x": t[m].tolist(), "y": np.asarray(y, float)[m].tolist(), "xlabel": "step t", "ylabel": ylabel,
+         "logx": True, "logy": logy}
+    if plot:
+        s["plot"] = plot
+    return {name: s}
+
+
+# --- def-srank ---------------------------------------------------------------------------------
+@pytest.mark.claim("kou2023/def-srank")
+def test_stable_rank_definition(ctx, record):
+    """srank(M) = ‖M‖_F²/‖M‖₂² ∈ [1, rank M]: exactly 1 on rank-one matrices, k on I_k, and the
+    d-free Gram route (eigenvalues of WWᵀ, used by every run) agrees with the SVD route."""
+    gen = record.generator({"def": 1})
+    u = torch.randn(5, 30, 1, generator=gen, dtype=ctx.dtype)
+    v = torch.randn(5, 1, 200, generator=gen, dtype=ctx.dtype)
+    r1 = spectra.stable_rank(u @ v)
+    eye = spectra.stable_rank(torch.eye(7, dtype=ctx.dtype))
+    W = torch.randn(5, 30, 200, generator=gen, dtype=ctx.dtype)
+    via_gram = sr.srank_from_gram(W @ W.transpose(-1, -2))
+    via_svd = spectra.stable_rank(W)
+    # rounding: Σs_k²/s_1² from an SVD of a 30×200 matrix carries ~30·u relative error
+    err1, erre, errg = float((r1 - 1).abs().max()), float(abs(eye - 7)), float(((via_gram - via_svd) / via_svd).abs().max())
+    ranks = torch.linalg.matrix_rank(W).to(ctx.dtype)
+    inside = bool(((via_svd >= 1 - 1e-12) & (via_svd <= ranks + 1e-12)).all())
+    wrong = float(((W ** 2).sum((-1, -2)) / spectra.spectral_norm(W) - via_svd).abs().min())  # ‖M‖_F²/‖M‖₂ (no square)
+    record("holds", observed=max(err1, erre, errg), bound=1e-12,
+           note=f"rank-one error {err1:.1e}, I_7 error {erre:.1e}, Gram vs SVD {errg:.1e}; "
+                f"mutation ‖M‖_F²/‖M‖₂ differs by ≥ {wrong:.2f}")
+    assert err1 < 1e-12 and erre < 1e-12 and errg < 1e-12 and inside
+    assert wrong > 1.0  # the wrong formula is rejected
+
+
+# --- thm-4.1 -------------------------------------------------------------------------------------
+@pytest.mark.claim("kou2023/thm-4.1")
+def test_leaky_log_norms_srank_and_loss(ctx, record):
+    """Theorem 4.1: (a) ‖w_{j,r}(t)‖ = a log t + b with a > 0 (fitted on the last two decades, the two
+    halves agreeing) and a against the derived p = 0 constant √(n(1+γ²)/2)/(1+γ²); (b) srank(W_j) → 1
+    (extrapolated limit); (c) loss exponent ≥ α(ĉ₁) − 0.02 and ≤ 1.05."""
+    run = leaky_long(ctx)
+    cfg, data, t = run.cfg, run.data, run.t
+    g = cfg.gamma
+    # (a) per-neuron slopes
+    nr = run.norms.cpu().numpy()  # (T, E, 2, m)
+    fits = [[[sr.log_slope(t, nr[:, e, j, r]) for r in range(cfg.m)] for j in range(2)] for e in range(cfg.E)]
+    a = np.array([[[f[0].slope for f in fj] for fj in fe] for fe in fits])
+    se = np.array([[[f[0].slope_se for f in fj] for fj in fe] for fe in fits])
+    halves = np.array([[[abs(f[1] - f[2]) / f[0].slope for f in fj] for fj in fe] for fe in fits])
+    ref = sr.leaky_norm_slope_ref(data.y, data.norms2, g)  # (2,)
+    dev = float(np.max(np.abs(a - ref[None, :, None]) / ref[None, :, None]))
+    wrong_ref = np.sqrt(cfg.n * (1 + g * g) / 2)  # mutation: the reference without the 1/(1+γ²) factor
+    dev_wrong = float(np.min(np.abs(a - wrong_ref) / wrong_ref))
+    half_tol = ctx.pick(quick=0.10, full=0.05)
+    ok_a = a.min() > 0 and (a / se).min() > 10 and halves.max() <= half_tol and dev <= 0.03
+    # (b) stable-rank limit
+    srk = run.srank.cpu().numpy()  # (T, E, 2)
+    Linf = np.array([[sr.limit_inverse_log(t, srk[:, e, j]).intercept for j in range(2)] for e in range(cfg.E)])
+    ok_b = float(np.abs(Linf - 1).max()) <= 1e-3
+    # (c) loss exponent against α(ĉ₁)
+    L = run.loss.cpu().numpy()  # (T, E)
+    w = sr.window(t)
+    s = np.array([-fit_power(t[w], L[w, e]).exponent for e in range(cfg.E)])
+    rho = run.rho
+    rb = kd.balance_sum_ratio(rho[1:], data.y)  # (T-1, E), t ≥ 1
+    c1 = float(rb.min()) / g ** 2
+    alpha = sr.leaky_alpha(data.stats.epsilon, c1, g)
+    tL = t[-1] * L[-1]
+    tL_ref = sr.leaky_tL_ref(cfg.m, run.eta.cpu().numpy(), g, data.norms2)
+    ok_c = s.min() >= alpha - 0.02 and s.max() <= 1.05
+    wrong_alpha_rejected = s.min() < (alpha + 0.1) - 0.02
+    hyp = run.hyp
+    conf = cfg.as_dict()
+    record("holds" if ok_a else "violated", observed=float(a.min()), bound=0.0,
+           config=conf, hypotheses=hyp,
+           tightness=(f"slopes a ∈ [{a.min():.4f}, {a.max():.4f}] (max SE {se.max():.1e}) vs derived p=0 constant "
+                      f"{ref.round(4).tolist()} (max rel. dev {dev:.3%}); window halves agree within {halves.max():.2%}; "
+                      f"mutated constant √(n(1+γ²)/2)={wrong_ref:.3f} rejected (dev ≥ {dev_wrong:.1%})"),
+           series=_series(t, nr[:, 0, 0, 0], "‖w_{+1,1}(t)‖ (seed 0)", "neuron norm"))
+    record("holds" if ok_b else "violated", observed=float(Linf.max()), bound=1.0,
+           config=conf, hypotheses=hyp,
+           tightness=f"extrapolated lim srank(W_j) = {Linf.round(6).tolist()}; end value {srk[-1].max():.6f} (rate: lem-C.3)",
+           series=_series(t, srk[:, 0, 0] - 1, "srank(W_{+1}) − 1", "srank − 1", logy=True))
+    record("holds" if ok_c else "violated", observed=float(s.min()), bound=alpha,
+           config=conf, hypotheses={**hyp, "c1_hat": c1, "alpha": alpha},
+           tightness=(f"loss exponent {s.round(4).tolist()} vs α(ĉ₁={c1:.3f})={alpha:.5f}; t·L(T)={tL.round(4).tolist()} "
+                      f"vs derived p=0 limit {np.round(tL_ref, 4).tolist()}; mutated α+0.1 rejected: {wrong_alpha_rejected}"),
+           series=_series(t, L[:, 0], "L_S(W(t)) (seed 0)", "training loss", logy=True))
+    assert hyp["inside"], hyp["outside_reasons"]
+    assert ok_a and ok_b and ok_c
+    assert dev_wrong > 0.1 and wrong_alpha_rejected  # the check rejects wrong versions
+
+
+# --- lem-C.3 -------------------------------------------------------------------------------------
+def _stab_index(run) -> int:
+    """First grid index from which every recorded pattern sign(⟨w_{j,r},x_i⟩) equals j·y_i."""
+    jy = run.data.jy.view(1, 1, 2, 1, -1)
+    bad = (torch.sign(run.Z) != jy).flatten(1).any(1).cpu().numpy()  # (T,)
+    idx = np.nonzero(bad)[0]
+    return int(idx[-1] + 1) if idx.size else 0
+
+
+@pytest.mark.claim("kou2023/lem-C.3")
+def test_leaky_srank_rate_and_certificate(ctx, record):
+    """Lemma C.3: 1 ≤ srank(W_j) ≤ 1 + K/log t. Checks (i) (srank−1)·log t bounded and non-increasing
+    over the last decade, (ii) fitted exponent k' of srank−1 ∝ ‖w_{j,1}‖^{−k'} is ≥ 1 (the claimed
+    rate; observed ≈ 2), (iii) the derived certificate srank−1 ≤ ‖E_j‖_F²/‖W_j‖₂², E_j = W_j − 1w_{j,1}ᵀ
+    (Eckart–Young), with E_j constant after stabilization (Lemma C.2)."""
+    run = leaky_long(ctx)
+    cfg, data, t = run.cfg, run.data, run.t
+    srk = run.srank.cpu().numpy()
+    gap = srk - 1  # (T, E, 2)
+    lt = np.log(np.maximum(t, 2.0))
+    last = sr.window(t, 1.0)
+    prod = gap * lt[:, None, None]
+    first = np.argmax(last)
+    bounded_nonincr = bool(np.all(prod[last].max(0) <= 1.05 * prod[first]))
+    w = sr.window(t)
+    nrm = run.norms.cpu().numpy()
+    kp = np.array([[-fit_power(nrm[w, e, j, 0], gap[w, e, j]).exponent for j in range(2)] for e in range(cfg.E)])
+    k = np.array([[-fit_power(lt[w], gap[w, e, j]).exponent for j in range(2)] for e in range(cfg.E)])
+    # (iii) certificate from d-free blocks
+    W0 = run.state.W0.reshape(cfg.E, 2, cfg.m, -1)
+    A0 = W0 @ W0.transpose(-1, -2)
+    C = run.rho / data.norms2
+    fro, dC = sr.spread_blocks(A0, run.Z0, C, data.G)  # (T, E, 2)
+    spec2 = run.spec ** 2
+    cert = (fro / spec2).cpu().numpy()
+    pos = t >= 1
+    # eigenvalue rounding: srank from an m×m Gram carries ~m·u relative error on values ≈ 1
+    tol = 1e-12 * cfg.m
+    viol = int((gap[pos] > cert[pos] + tol).sum())
+    viol_quarter = int((gap[pos] > cert[pos] / 4 + tol).sum())  # mutation: a 4× tighter certificate
+    slack = float(np.max(gap[pos] / cert[pos]))
+    ks_ = _stab_index(run)
+    ref = dC[ks_]
+    # after stabilization increments are identical across r; the difference of two float64 running
+    # sums drifts like √T·ulp(|ρ|) (≈ 3e-13 at T = 1e5, |ρ| ≈ 20): 1e-9 relative leaves room for that
+    drift = float(((dC[ks_:] - ref).abs().amax((0, -1, -2)) / ref.abs().amax((-1, -2))).max())
+    ok = bounded_nonincr and kp.min() >= 1 and viol == 0 and drift <= 1e-9
+    record("holds" if ok else "violated", observed=float(kp.min()), bound=1.0,
+           config=cfg.as_dict(), hypotheses=run.hyp,
+           tightness=(f"k' (vs ‖w‖) = {kp.min():.3f}–{kp.max():.3f} ≥ 1 claimed: the true rate is ≈ 1/log² t; "
+                      f"k (vs log t) = {k.min():.2f}–{k.max():.2f} (pre-asymptotic offset); "
+                      f"max (srank−1)·log t over the last decade {prod[last].max():.2e}; certificate "
+                      f"(srank−1)/(‖E‖_F²/‖W‖₂²) ≤ {slack:.3f}, E_j drift {drift:.1e} from t={int(t[ks_])}"),
+           finding=("Lemma C.3's O(1/log t) is valid but loose by a factor log t: fits give srank−1 ∝ ‖w‖^-"
+                    f"{kp.mean():.2f}, and the rank-one certificate ‖E_j‖_F²/‖W_j‖₂² = O(1/log² t) bounds it"),
+           series={**_series(t, gap[:, 0, 0], "srank − 1", "srank − 1", logy=True, plot="lemC3"),
+                   **_series(t, cert[:, 0, 0], "certificate ‖E‖_F²/‖W‖₂²", "srank − 1", logy=True, plot="lemC3")})
+    assert ok
+    assert viol_quarter > 0 and kp.min() < 3  # mutations (4× tighter certificate, rate 1/log³ t) rejected
+
+
+# --- thm-4.3 and lem-F.1: ReLU n-sweep ------------------------------------------------------------
+def _sweep_configs(ctx):
+    ns = ctx.pick(quick=(10, 20, 40, 80), full=(10, 20, 40, 80, 160))
+    ms = ctx.pick(quick=(20, 100), full=(20, 100, 1000))
+    T = ctx.pick(quick=20_000, full=200_000)
+    out = []
+    for kind in ("G", "O"):
+        for n in ns:
+            out.append(ks.C0_R.replace(n=n, d=max(100, 2 * n), E=2, steps=T, data=kind, grid_points=40))
+        for m in ms:
+            out.append(ks.C0_R.replace(m=m, E=2, steps=T, data=kind, grid_points=40))
+    return out
+
+
+@pytest.mark.claim("kou2023/thm-4.3")
+@pytest.mark.claim("kou2023/lem-F.1")
+def test_relu_srank_bounded_over_n_sweep(ctx, record):
+    """Theorem 4.3(a) / Lemma F.1: limsup srank(W_j) ≤ c independent of n, m, d. Since srank ≤ n is
+    trivial, the claim is tested over an n-sweep (and an m-sweep): per data kind the extrapolated
+    limits L∞ of srank(W_j − W_j(0)) must stay within a factor 1.5 of each other and ≤ 3, and the
+    proof's certificate ‖ΔW‖_F²‖v‖²/‖ΔW v‖² (v = XᵀG⁻¹1) must bound srank(ΔW) at every grid point."""
+    rows, ok = [], True
+    cert_viol = 0
+    for cfg in _sweep_configs(ctx):
+        data = ks.make_data(cfg, record.generator(cfg.key(), claim="kou2023/thm-4.3"), device=ctx.device)
+        net = ks.make_net(cfg, data, record.generator(cfg.key("init", cfg.m), claim="kou2023/thm-4.3"))
+        run = ks.simulate(cfg, data, net, observe=("rho", "srank"))
+        t = run.t
+        sd = run.srank_delta.cpu().numpy()
+        Linf = [sr.limit_inverse_log(t, sd[:, e, j]).intercept for e in range(cfg.E) for j in range(2)]
+        C = run.rho[1:] / data.norms2
+        cert, srd = sr.f1_certificate(C, data.G)
+        cert_viol += int((srd > cert * (1 + 1e-9)).sum())  # rounding of m×m eigenvalues ≪ 1e-9
+        rows.append({"data": cfg.data, "n": cfg.n, "m": cfg.m, "d": cfg.d, "L_inf_max": max(Linf), "L_inf_min": min(Linf),
+                     "srank_W_end_max": float(run.srank[-1].max()), "cert_end_max": float(cert[-1].max()),
+                     "trivial_bound_n": cfg.n, "inside": run.hyp["inside"], "C_data": run.hyp["C_data"],
+                     "S0_min_frac": run.hyp["S0_min_frac"]})
+    spread = {}
+    for kind in ("G", "O"):
+        rk = [r for r in rows if r["data"] == kind]
+        hi, lo = max(r["L_inf_max"] for r in rk), min(r["L_inf_min"] for r in rk)
+        spread[kind] = (lo, hi, hi / lo)
+        ok &= hi / lo <= 1.5 and hi <= 3
+    ok &= cert_viol == 0
+    ns = sorted({r["n"] for r in rows})
+    ser = {}
+    for kind in ("G", "O"):
+        rk = sorted([r for r in rows if r["data"] == kind and r["m"] == 40], key=lambda r: r["n"])
+        ser[f"L∞ max ({kind})"] = {"x": [r["n"] for r in rk], "y": [r["L_inf_max"] for r in rk], "xlabel": "n",
+                                   "ylabel": "limit of srank(W_j − W_j(0))", "logx": True, "logy": False, "plot": "nsweep"}
+    ser["trivial bound n"] = {"x": ns, "y": ns, "xlabel": "n", "ylabel": "limit of srank(W_j − W_j(0))",
+                              "logx": True, "logy": True, "plot": "nsweep"}
+    conf = {"n": ns, "m_sweep": sorted({r["m"] for r in rows}), "steps": _sweep_configs(ctx)[0].steps,
+            "data": "D-G(p=1/(20n)) and D-O", "act": "relu"}
+    hyp = {"all_inside": all(r["inside"] for r in rows), "min S0 fraction": min(r["S0_min_frac"] for r in rows)}
+    tight = "; ".join(f"{k}: L∞ ∈ [{v[0]:.3f}, {v[1]:.3f}] (ratio {v[2]:.2f})" for k, v in spread.items())
+    record("holds" if ok else "violated", claim="kou2023/thm-4.3", observed=max(v[1] for v in spread.values()),
+           bound=3.0, config=conf, hypotheses=hyp, table=rows, series=ser,
+           tightness=f"{tight}; trivial bound n up to {max(ns)}")
+    record("holds" if cert_viol == 0 else "violated", claim="kou2023/lem-F.1",
+           observed=max(r["cert_end_max"] for r in rows), bound=None, config=conf, hypotheses=hyp,
+           table=[{k: r[k] for k in ("data", "n", "m", "L_inf_max", "cert_end_max")} for r in rows],
+           tightness=(f"certificate valid at every grid point ({cert_viol} violations), end values "
+                      f"{min(r['cert_end_max'] for r in rows):.2f}–{max(r['cert_end_max'] for r in rows):.2f}, "
+                      "≈ 2× the stable rank and bounded in n"),
+           note="Lemma F.1's proof invokes Cor. E.3, false for p=0 (see lem-E.2); its conclusion still holds at p=0 (D-O rows)")
+    assert ok, (spread, cert_viol)
+
+
+@pytest.mark.claim("kou2023/thm-4.3")
+def test_relu_bound_fails_without_both_classes(ctx, record):
+    """Mutation / hidden hypothesis: with all labels +1 the class −1 never learns and srank(W_{−1})
+    stays at initialization level, so the '≤ 3' check must fail; the theorem needs both classes."""
+    cfg = ks.C0_R.replace(labels="positive", sigma0=0.05, E=2, steps=ctx.pick(quick=5000, full=20000), grid_points=20)
+    data = ks.make_data(cfg, record.generator(cfg.key()), device=ctx.device)
+    net = ks.make_net(cfg, data, record.generator(cfg.key("init")))
+    run = ks.simulate(cfg, data, net, observe=("srank",))
+    end = run.srank[-1].cpu().numpy()  # (E, 2)
+    record("holds", observed=float(end[:, 1].min()), bound=3.0, config=cfg.as_dict(), hypotheses=run.hyp,
+           note=f"one class only: srank(W_-1) stays {end[:, 1].round(2).tolist()} (init-level), srank(W_+1) "
+                f"{end[:, 0].round(3).tolist()}; the bound check rejects it, as it must (hidden hypothesis: both classes)")
+    assert not run.hyp["inside"]
+    assert end[:, 1].min() > 3.0
+
+
+# --- orthogonal data: lem-F.2, lem-F.3, rem-4.4 ---------------------------------------------------
+@pytest.mark.claim("kou2023/lem-F.2")
+def test_orthogonal_frozen_pattern_and_log_slope(ctx, record):
+    """Lemma F.2 on D-O (ReLU): (a) Z(0) < 0 ⇒ ρ ≡ 0; (b) ρ̄_{y_i,r,i} identical over r ∈ S_i^(0);
+    (c) opposite-class neurons active at init become inactive and freeze; (d) fitted slope of ρ̄ vs log t
+    within 3% of m/|S_i^(0)| (when K_i T ≥ 10³), and the exact scalar recursion z ← z + K_i/(1+e^z)."""
+    run, _ = orth_pair(ctx)
+    cfg, data, t = run.cfg, run.data, run.t
+    rho, Z0, Z = run.rho, run.Z0, run.Z  # (T,E,2,m,n), (E,2,m,n)
+    own = (data.jy > 0).view(1, 2, 1, -1).expand_as(Z0)
+    # (a) ρ is monotone in |·| (Lemma 5.2), so ρ(T) = 0 implies ρ(t) = 0 for every t ≤ T
+    neg = Z0 < 0
+    a_viol = int((rho[-1][neg] != 0).sum())
+    # (b) identical increments within S_i^(0): bitwise-identical arithmetic, tolerance 1e-12 relative
+    S0 = run.S0  # (E, m, n)
+    ownrho = torch.where(data.y > 0, rho[:, :, 0], rho[:, :, 1])  # (T, E, m, n)
+    big = torch.where(S0, ownrho, torch.full_like(ownrho, -np.inf)).amax(-2)
+    small = torch.where(S0, ownrho, torch.full_like(ownrho, np.inf)).amin(-2)
+    b_spread = float(((big - small) / big.abs().clamp_min(1e-300))[1:].max())
+    # (c) opposite-class, active at init: Z decreases monotonically (ρ̲ non-increasing) → first grid
+    # time at which all are negative; after it ρ̲ stays constant (exactly)
+    opp = (~own) & (Z0 >= 0)
+    neg_all = np.array([bool((Z[k][opp] < 0).all()) for k in range(len(t))])
+    kc = int(np.argmax(neg_all)) if neg_all.any() else len(t)
+    c_frozen = float((rho[kc:][:, opp] - rho[kc][opp]).abs().max()) if kc < len(t) else np.inf
+    C_impl = float(t[kc] * run.eta[0] * data.stats.R_min ** 2 / (cfg.n * cfg.m)) if kc < len(t) else np.inf
+    # (d) slopes per (e, i)
+    Sn = S0.sum(1).cpu().numpy()  # (E, n)
+    r_first = S0.to(torch.int64).argmax(1)  # (E, n): one r ∈ S_i^(0)
+    rb = torch.gather(ownrho, 2, r_first.unsqueeze(0).unsqueeze(2).expand(len(t), -1, 1, -1)).squeeze(2).cpu().numpy()
+    lim = cfg.m / Sn
+    slopes = np.array([[sr.log_slope(t, rb[:, e, i])[0].slope for i in range(cfg.n)] for e in range(cfg.E)])
+    K = run.eta.cpu().numpy()[:, None] * Sn * data.norms2.cpu().numpy()[None] / (cfg.n * cfg.m ** 2)
+    judged = K * t[-1] >= 1e3
+    rel = np.abs(slopes - lim) / lim
+    naive = rb[-1] / np.log(t[-1]) / lim
+    wrong_rel = np.abs(slopes - 1.1 * lim) / (1.1 * lim)  # mutation: a limit 10% off
+    # scalar recursion for the margin from the grid point kc on (exact for t ≥ T_stab, p = 0)
+    h = torch.relu(Z[kc])
+    q = ((h[:, 0] - h[:, 1]).sum(1) / cfg.m * data.y).cpu().numpy()  # (E, n) margins y_i f(x_i)
+    z = q.copy()
+    for _ in range(int(t[-1] - t[kc])):
+        z = z + K * expit(-z)
+    hT = torch.relu(Z[-1])
+    qT = ((hT[:, 0] - hT[:, 1]).sum(1) / cfg.m * data.y).cpu().numpy()
+    # the recursion is contracting; rounding adds ≲ m·u·|q| per step → ≤ 1e-9 relative over 1e6 steps
+    rec_err = float(np.max(np.abs(z - qT) / np.abs(qT)))
+    ok = (a_viol == 0 and b_spread <= 1e-12 and c_frozen == 0.0 and judged.any()
+          and rel[judged].max() <= 0.03 and rec_err <= 1e-9)
+    record("holds" if ok else "violated", observed=float(rel[judged].max()), bound=0.03,
+           config=cfg.as_dict(), hypotheses=run.hyp,
+           table=[{"seed": e, "i": i, "|S_i|": int(Sn[e, i]), "m/|S_i|": float(lim[e, i]), "slope": float(slopes[e, i]),
+                   "rel_err": float(rel[e, i]), "naive rho(T)/log T over limit": float(naive[e, i]),
+                   "K_i T": float(K[e, i] * t[-1])} for e in range(min(cfg.E, 2)) for i in range(cfg.n)],
+           tightness=(f"(a) {a_viol} nonzero ρ on Z(0)<0; (b) spread within S_i {b_spread:.1e}; (c) frozen from "
+                      f"t={int(t[kc])} (implied C ≤ {C_impl:.3g}); (d) slope rel. error ≤ {rel[judged].max():.2%} "
+                      f"(naive ratio only {naive.min():.2f}–{naive.max():.2f} of the limit); scalar recursion "
+                      f"error {rec_err:.1e}; mutated limit (+10%) off by ≥ {wrong_rel.min():.1%}"),
+           series=_series(t, rb[:, 0, 0], "ρ̄_{y_1,r,1}(t)", "coefficient"))
+    assert ok
+    assert wrong_rel[judged].min() > 0.03  # the 3% criterion rejects a 10%-wrong limit
+
+
+@pytest.mark.claim("kou2023/lem-F.3")
+def test_orthogonal_srank_predicted_limit_and_approach_to_2(ctx, record):
+    """Lemma F.3: srank(W_j(t)) → srank(A) exactly predicted from the initial pattern (within 1%), the
+    stacked W's limit in [16/9, 9], and srank(A) → 2 only as m, n → ∞ (Monte Carlo, no training)."""
+    run, _ = orth_pair(ctx)
+    cfg, t = run.cfg, run.t
+    pred, pred_stack = sr.orthogonal_limit_srank(run.Z0, run.data.y)
+    pred = pred.cpu().numpy()
+    srk = run.srank.cpu().numpy()
+    fits = [[sr.limit_inverse_log(t, srk[:, e, j]) for j in range(2)] for e in range(cfg.E)]
+    Linf = np.array([[f.intercept for f in fe] for fe in fits])
+    rel = np.abs(Linf - pred) / pred
+    rel_vs_2 = np.abs(Linf - 2) / 2  # mutation: comparing with 2 at n = 10
+    W = run.weights().reshape(cfg.E, 2 * cfg.m, -1)
+    stack_end = spectra.stable_rank(W).cpu().numpy()
+    ps = pred_stack.cpu().numpy()
+    in_range = bool(np.all((ps >= 16 / 9) & (ps <= 9)))
+    # Monte Carlo of srank(A) over initial patterns
+    sizes = ctx.pick(quick=[(20, 10, 200), (100, 10, 200), (1000, 10, 50), (20, 100, 100), (100, 100, 100),
+                            (1000, 100, 30), (20, 1000, 20), (100, 1000, 20), (1000, 1000, 10)],
+                     full=[(mm, nn, 200) for mm in (20, 100, 1000) for nn in (10, 100, 1000)])
+    mc = []
+    for mm, nn, dr in sizes:
+        s = sr.srank_A_montecarlo(mm, nn, dr, generator=record.generator({"m": mm, "n": nn}))
+        mc.append({"m": mm, "n": nn, "draws": dr, "mean": float(s.mean()), "sd": float(s.std())})
+    diag = [next(r for r in mc if r["m"] == a and r["n"] == b) for a, b in ((20, 10), (100, 100), (1000, 1000))]
+    approach = [abs(r["mean"] - 2) for r in diag]
+    ok_mc = approach[2] < approach[0] and approach[2] <= 0.02
+    ok = rel.max() <= 0.01 and in_range and ok_mc
+    record("holds" if ok else "violated", observed=float(rel.max()), bound=0.01, config=cfg.as_dict(),
+           hypotheses=run.hyp, table=mc,
+           tightness=(f"L∞ {Linf.round(4).tolist()} vs predicted srank(A),srank(B) {pred.round(4).tolist()} "
+                      f"(rel. dev ≤ {rel.max():.2%}); stacked W predicted {ps.round(2).tolist()} (end {stack_end.round(2).tolist()}) "
+                      f"in [16/9, 9]; |E srank(A) − 2| = {[round(a, 3) for a in approach]} along (m,n)=(20,10),(100,100),(1000,1000)"),
+           finding=(f"'stable rank ≈ 2' is a large-(m, n) statement: at n={cfg.n}, m={cfg.m} the exact limit is "
+                    f"srank(A) ∈ [{pred.min():.2f}, {pred.max():.2f}], and for m=20, n=1000 it is "
+                    f"{next(r['mean'] for r in mc if r['m'] == 20 and r['n'] == 1000):.2f} (> 2)"),
+           series={"E srank(A) (m=1000)": {"x": [r["n"] for r in mc if r["m"] == 1000],
+                                           "y": [r["mean"] for r in mc if r["m"] == 1000], "xlabel": "n",
+                                           "ylabel": "E srank(A)", "logx": True, "logy": False, "plot": "mc"},
+                   "E srank(A) (m=20)": {"x": [r["n"] for r in mc if r["m"] == 20],
+                                         "y": [r["mean"] for r in mc if r["m"] == 20], "xlabel": "n",
+                                         "ylabel": "E srank(A)", "logx": True, "logy": False, "plot": "mc"}})
+    assert ok
+    assert rel_vs_2.max() > 0.01  # comparing the n=10 run with '2' instead of srank(A) is rejected
+
+
+@pytest.mark.claim("kou2023/rem-4.4")
+def test_relu_above_leaky_on_orthogonal_data(ctx, record):
+    """Remark 4.4: same orthonormal data and W(0): leaky's limit ∈ [1, 1.01], ReLU's within 1% of
+    srank(A) (≈ 2 at large n) and strictly above leaky's."""
+    run_r, run_l = orth_pair(ctx)
+    t = run_r.t
+    pred = sr.orthogonal_limit_srank(run_r.Z0, run_r.data.y)[0].cpu().numpy()
+    Lr = np.array([[sr.limit_inverse_log(t, run_r.srank[:, e, j].cpu().numpy()).intercept for j in range(2)]
+                   for e in range(run_r.cfg.E)])
+    Ll = np.array([[sr.limit_inverse_log(t, run_l.srank[:, e, j].cpu().numpy()).intercept for j in range(2)]
+                   for e in range(run_l.cfg.E)])
+    end_l = run_l.srank[-1].cpu().numpy()
+    # srank ≥ 1 exactly; the 1/log t extrapolation of a gap that decays like 1/log² t undershoots 1
+    # slightly (≈1e-4 here), so the leaky limit is judged in [1 − 1e-3, 1.01] and the end values in [1, 1.01]
+    ok = (Ll.min() >= 1 - 1e-3 and Ll.max() <= 1.01 and end_l.min() >= 1 - 1e-12 and end_l.max() <= 1.01
+          and (np.abs(Lr - pred) / pred).max() <= 0.01 and Lr.min() > Ll.max() + 0.3)
+    record("holds" if ok else "violated", observed=float(Lr.min() - Ll.max()), bound=0.3,
+           config={"relu": run_r.cfg.as_dict(), "leaky_gamma": run_l.cfg.gamma}, hypotheses=run_r.hyp,
+           tightness=(f"leaky L∞ {Ll.round(5).tolist()} (end {end_l.round(5).tolist()}); ReLU L∞ {Lr.round(3).tolist()} "
+                      f"vs predicted {pred.round(3).tolist()}"),
+           series={**_series(t, run_r.srank[:, 0, 0].cpu().numpy(), "ReLU srank(W_{+1})", "stable rank", plot="r44"),
+                   **_series(t, run_l.srank[:, 0, 0].cpu().numpy(), "leaky srank(W_{+1})", "stable rank", plot="r44")})
+    assert ok
