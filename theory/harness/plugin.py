@@ -162,13 +162,16 @@ def pytest_sessionfinish(session, exitstatus):
     records = pathlib.Path(config._theory_records)
     records.mkdir(parents=True, exist_ok=True)
     doc = merge(records, rep / "results.json", meta)
-    try:
-        from ..report import build
+    from ..report import build
 
+    try:
         build(doc, rep)
-    except ImportError:
-        pass
-    shutil.rmtree(records, ignore_errors=True)
+    finally:
+        shutil.rmtree(records, ignore_errors=True)
+        try:
+            records.parent.rmdir()  # DIR/.records, unless a concurrent run still writes there
+        except OSError:
+            pass
     tr = config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None:
         from collections import Counter

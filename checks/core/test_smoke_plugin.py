@@ -1,2 +1,0 @@
-def test_ctx(ctx):
-    assert ctx.profile in ("quick", "full")
