@@ -1,5 +1,7 @@
 """Core: Jacobian spectral norms — closed forms vs dense SVD, Lanczos vs SVD to 1e-10, Algorithm 2."""
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fixtures import data
 from theory.sim import activations, jacobian, models, train
@@ -72,6 +74,17 @@ def test_activation_derivative_conventions():
         (gz,) = torch.autograd.grad(act(z).sum(), z)
         assert gz.tolist() == want
         assert act.slope(z.detach()).tolist() == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(gamma=st.floats(min_value=1e-12, max_value=1 - 1e-12), at_zero_is_gamma=st.booleans())
+def test_in_place_slope_is_exactly_the_slope(gamma, at_zero_is_gamma):
+    """slope_into (mask-free arithmetic used by gd_hidden) equals slope bit for bit: γ on z<0, 1 on z>0."""
+    act = activations.get("leaky_relu", gamma=gamma, grad_at_zero=gamma if at_zero_is_gamma else 1.0)
+    z = torch.tensor([-3.0, -1e-300, 0.0, 1e-300, 2.0], dtype=DT)
+    out = act.slope_into(z, torch.empty_like(z))
+    assert torch.equal(out, act.slope(z)), (out, act.slope(z))
+    assert out[-1].item() == 1.0 and out[0].item() == gamma
 
 
 def test_closed_form_input_jacobians_equal_autograd(ctx):

@@ -47,6 +47,21 @@ class Activation:
             return torch.where(z > 0, one, g)
         return torch.where(z > 0, one, torch.where(z < 0, g, z.new_tensor(self.grad_at_zero)))
 
+    def slope_into(self, z: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """σ'(z) written into ``out`` (same shape and dtype), for hot loops outside autograd/vmap.
+
+        Piecewise-linear case without boolean masks (``torch.where`` on a mask is ~7× slower on CPU):
+        ``out = 1{z ≥ 0}`` (or ``1{z > 0}``) as 0/1, then ``out·(1−γ) + γ``. Exact: 0 ↦ γ, and
+        fl(fl(1−γ) + γ) = 1 for every γ ∈ [0, 1] (Sterbenz for γ ≥ ½; otherwise the error of 1−γ is at most
+        2⁻⁵⁴ and rounds back to 1). The three-valued case falls back to :meth:`slope`.
+        """
+        if self.kind != "pl" or self.grad_at_zero not in (1.0, self.gamma):
+            return out.copy_(self.slope(z))
+        (torch.ge if self.grad_at_zero == 1.0 else torch.gt)(z, 0, out=out)
+        if self.gamma != 0.0:
+            out.mul_(1.0 - self.gamma).add_(self.gamma)
+        return out
+
     @property
     def is_linear(self) -> bool:
         return self.kind == "pl" and self.gamma == 1.0

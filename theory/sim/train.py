@@ -177,7 +177,7 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
     s, h, dC = (torch.empty_like(state.Z) for _ in range(3))  # reused buffers: no per-step allocation
     first = None
     for t in range(steps + 1):
-        s.copy_(act.slope(state.Z))
+        act.slope_into(state.Z, s)
         if act.kind == "pl":
             torch.mul(state.Z, s, out=h)
         else:
