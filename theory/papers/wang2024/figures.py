@@ -1,0 +1,203 @@
+"""Width × q training grids and the statistics behind Wang et al.'s empirical claims (§6, App. D):
+Fig. 1 (`wang2024/fig-1`: 𝔖(f) vs robust accuracy, ϱ over training), Fig. 3 (`fig-3`: Δϱ per (m, q) at a
+stated horizon τ = ηk), Fig. 4 (`fig-4`: accuracy vs ϱ; (F1) invariance of the binary linear model) and
+Fig. 6 (`fig-6`: total Δϱ vs width and q).
+
+Setting (theorem-faithful, catalog "common note"): binary labels y ∈ {0,1}, scalar output f = aᵀσ(Wx),
+a ∈ {±1/√m} frozen, W(0) ~ N(0, m^{-(1+2q)}) (Assumption 5.1), full-batch GD on the mean BCE
+(:func:`theory.sim.train.gd`), σ linear or ReLU (σ'(0) = 1, the paper's convention). Widths have different
+shapes, so one GD run per width is batched over its ensemble axis E = |q| × seeds (member e ↔
+q = qs[e // seeds], seed e % seeds). Statistics are on a held-out set (the paper "covers the entire testset").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from scipy import stats as st
+
+from theory.papers.wang2024 import adversarial as adv
+from theory.papers.wang2024 import cocorrelation as cc
+from theory.sim import models, train
+
+
+def varrho(W: torch.Tensor, a: torch.Tensor, Xe: torch.Tensor, act) -> torch.Tensor:
+    """ϱ_{a,W} (linear, Eq. 11) or ϱ_{a,σ∘W} over the evaluation inputs (Def. 4.2, RMS form): (E,)."""
+    if getattr(act, "name", act) == "linear":
+        return cc.linear_varrho(W, a)
+    return cc.mlp_varrho(W, a, Xe, act)
+
+
+def dirichlet_energy(W: torch.Tensor, a: torch.Tensor, Xe: torch.Tensor, act) -> torch.Tensor:
+    """𝔖(f) = (E_x‖J_f(x)‖₂²)^{1/2} (Def. 3.2) with the closed form ‖J_f(x)‖ = ‖WᵀD(x)a‖ (1×d Jacobian): (E,)."""
+    D = act.slope(Xe @ W.transpose(-1, -2))  # (E, N, m)
+    return ((D * a.unsqueeze(1)) @ W).norm(dim=-1).pow(2).mean(-1).sqrt()
+
+
+def robust_accuracy(W, a, Xe, ye, eps: float, act, *, steps: int = 50, restarts: int = 2, generator=None):
+    """Fraction of evaluation points still classified correctly under every L2 perturbation ‖δ‖ ≤ eps: (E,).
+
+    Linear model: exact (correct iff s·wᵀx − eps‖w‖ > 0, w = Wᵀa). ReLU: L2 PGD on the BCE loss
+    (:func:`adversarial.pgd_l2`, all E members in one batch); a point counts as broken when the best loss found
+    reaches log 2 (s·f ≤ 0), so the PGD value is an *upper* estimate of the robust accuracy.
+    """
+    if not eps >= 0:
+        raise ValueError(f"eps must be non-negative, got {eps!r}")
+    s = 2 * ye - 1
+    if getattr(act, "name", act) == "linear":
+        w = (a.unsqueeze(-1) * W).sum(-2)  # (E, d)
+        return ((s * (w @ Xe.T) - eps * w.norm(dim=-1, keepdim=True)) > 0).to(W.dtype).mean(-1)
+    E, N, d = W.shape[0], Xe.shape[0], Xe.shape[1]
+    Xr, yr = Xe.repeat(E, 1), ye.repeat(E)  # member-major rows: (E·N, d)
+
+    def f(Z):  # Z (B·E·N, d), B = restarts × radii
+        Zb = Z.reshape(-1, E, N, d).transpose(0, 1).reshape(E, -1, d)
+        u = (act(Zb @ W.transpose(-1, -2)) * a.unsqueeze(1)).sum(-1)  # (E, B·N)
+        return u.reshape(E, -1, N).transpose(0, 1).reshape(-1)
+
+    worst = adv.pgd_l2(f, Xr, yr, [eps], steps=steps, restarts=restarts, generator=generator)[0]  # (E·N,)
+    broken = worst >= torch.log(torch.tensor(2.0, dtype=W.dtype))
+    return (~broken).reshape(E, N).to(W.dtype).mean(-1)
+
+
+def accuracy(W, a, Xe, ye, act) -> torch.Tensor:
+    """Test accuracy of ŷ = 1{sig(f) > 0.5} (Eq. 1): (E,)."""
+    u = (act(Xe @ W.transpose(-1, -2)) * a.unsqueeze(1)).sum(-1)
+    return ((u > 0).to(W.dtype) == ye).to(W.dtype).mean(-1)
+
+
+@dataclass
+class WidthRuns:
+    """One width: member e ↔ (q = qs[e // seeds], seed e % seeds). ``varrho`` is (T, E) on ``steps``."""
+
+    m: int
+    qs: list
+    seeds: int
+    steps: list
+    varrho: torch.Tensor
+    acc: torch.Tensor
+    rob_acc: torch.Tensor
+    energy: torch.Tensor
+    W0: torch.Tensor
+    W: torch.Tensor
+    a: torch.Tensor
+    q_of: list = field(default_factory=list)
+
+    def at(self, step: int) -> torch.Tensor:
+        return self.varrho[self.steps.index(step)]
+
+
+def run_width(act, m: int, qs, seeds: int, data, *, eta: float, steps: int, record, eps: float,
+              generator: torch.Generator, lr_scale=None, pgd_steps: int = 50, pgd_restarts: int = 2) -> WidthRuns:
+    """Train E = |qs|·seeds nets of width m by full-batch GD (BCE) and measure ϱ(k), accuracy, robust accuracy
+    at radius ``eps`` and 𝔖(f) at the end. ``lr_scale(m, q)`` multiplies η per member (only for the deliberately
+    confounded companion of `fig-4`; the faithful runs use one η)."""
+    Xtr, ytr, Xe, ye = data
+    d = Xtr.shape[1]
+    E = len(qs) * seeds
+    q_of = [qs[e // seeds] for e in range(E)]
+    net = models.TwoLayerNet.init(E, m, d, q=0.0, act=act, generator=generator, dtype=Xtr.dtype, device=Xtr.device)
+    net.W = net.W * torch.tensor([m ** -q for q in q_of], dtype=Xtr.dtype, device=Xtr.device).view(-1, 1, 1)
+    W0 = net.W.clone()
+    lr = eta if lr_scale is None else torch.tensor([eta * lr_scale(m, q) for q in q_of], dtype=Xtr.dtype)
+
+    def observe(t, params, u):
+        with torch.no_grad():
+            return {"varrho": varrho(params[0].detach(), net.a, Xe, net.act)}
+
+    traj = train.gd(net, Xtr, ytr, loss="bce", lr=lr, steps=steps, record=record, observe=observe)
+    W = net.W.detach()
+    return WidthRuns(m=m, qs=list(qs), seeds=seeds, steps=list(traj.steps), varrho=traj.stacked("varrho"),
+                     acc=accuracy(W, net.a, Xe, ye, net.act),
+                     rob_acc=robust_accuracy(W, net.a, Xe, ye, eps, net.act, steps=pgd_steps, restarts=pgd_restarts,
+                                             generator=generator),
+                     energy=dirichlet_energy(W, net.a, Xe, net.act), W0=W0, W=W, a=net.a, q_of=q_of)
+
+
+# ---- statistics ----------------------------------------------------------------------------------
+
+def kendall_trend(x, y, alpha: float = 0.01, alternative: str = "greater"):
+    """Kendall τ of y with x and its one-sided p-value (scipy, exact for small tie-free samples):
+    (tau, p, significant at level alpha)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.size < 3:
+        raise ValueError(f"kendall_trend needs ≥3 paired points, got shapes {x.shape}, {y.shape}")
+    r = st.kendalltau(x, y, alternative=alternative)
+    return float(r.statistic), float(r.pvalue), bool(r.pvalue < alpha)
+
+
+def spearman_permutation(x, y, *, n_perm: int, seed: int, alternative: str = "less"):
+    """Spearman ρ_s of (x, y) with a permutation p-value (one-sided; ``less``: H1 ρ_s < 0).
+
+    p = (1 + #{perm: ρ_s(perm) as extreme}) / (1 + n_perm), so p ≥ 1/(n_perm + 1): the declared level must exceed it.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.size < 4 or n_perm < 1:
+        raise ValueError("spearman_permutation needs ≥4 paired points and n_perm ≥ 1")
+    rx, ry = st.rankdata(x), st.rankdata(y)
+    obs = float(np.corrcoef(rx, ry)[0, 1])
+    rng = np.random.default_rng(seed)
+    perms = np.array([np.corrcoef(rx, ry[rng.permutation(ry.size)])[0, 1] for _ in range(n_perm)])
+    hits = (perms <= obs + 1e-12) if alternative == "less" else (perms >= obs - 1e-12)
+    return obs, float((1 + hits.sum()) / (1 + n_perm))
+
+
+def nondecreasing_fraction(series: torch.Tensor, *, tol: float = 0.0) -> torch.Tensor:
+    """Fraction of recorded increments ϱ(k_{j+1}) − ϱ(k_j) ≥ −tol along the first axis: (E,)."""
+    if series.shape[0] < 2:
+        raise ValueError("need at least two recorded times")
+    return (series.diff(dim=0) >= -tol).to(series.dtype).mean(0)
+
+
+# ---- (F1): the binary linear network is logistic regression in w = Wᵀa ---------------------------
+
+def logistic_gd(w0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, *, eta: float, steps: int) -> torch.Tensor:
+    """GD on the mean BCE of wᵀx from w0 (E, d): w ← w + η x̃, x̃ = (1/n)Σ(y_i − sig(wᵀx_i))x_i (Lemma B.1/(F1))."""
+    w = w0.clone()
+    for _ in range(steps):
+        w = w + eta * ((y - torch.sigmoid(w @ X.T)) / X.shape[0]) @ X
+    return w
+
+
+def logistic_nonexpansive(X: torch.Tensor, eta: float) -> bool:
+    """GD on a convex L-smooth loss is non-expansive when η ≤ 2/L; for the mean BCE of wᵀx, L ≤ λ_max(XᵀX)/(4n)."""
+    L = float(torch.linalg.eigvalsh(X.T @ X / X.shape[0])[-1]) / 4
+    return eta <= 2 / L
+
+
+def flip_bound(w_ref: torch.Tensor, radius: torch.Tensor, Xe: torch.Tensor) -> torch.Tensor:
+    """Largest accuracy change possible for any w with ‖w − w_ref‖ ≤ radius (w_ref (d,), radius (E,)): the
+    fraction of evaluation x with |w_refᵀx| ≤ radius·‖x‖ (only those can change sign, Cauchy–Schwarz): (E,)."""
+    return ((Xe @ w_ref).abs() <= radius.unsqueeze(-1) * Xe.norm(dim=-1)).to(Xe.dtype).mean(-1)
+
+
+def stratified_kendall(x, y, strata, *, n_perm: int, seed: int, alpha: float = 0.01):
+    """Kendall trend of y in x within each stratum (e.g. along width at each fixed q), pooled.
+
+    Per stratum: Kendall τ (scipy). Pooled statistic: S = Σ_strata Σ_{i<j} sign(x_i − x_j)·sign(y_i − y_j); its
+    one-sided p-value (H1: S > 0) by permuting y within every stratum (``n_perm`` draws, p ≥ 1/(n_perm+1)).
+    Returns dict(per={stratum: tau}, S, p, significant).
+    """
+    x, y, g = np.asarray(x, float), np.asarray(y, float), np.asarray(strata)
+    if not (x.shape == y.shape == g.shape) or x.size < 3:
+        raise ValueError("stratified_kendall needs equal-length x, y, strata with ≥3 points")
+    groups = [np.flatnonzero(g == s) for s in dict.fromkeys(g.tolist())]
+    if any(len(ix) < 3 for ix in groups):
+        raise ValueError("every stratum needs ≥3 points")
+    sx = [np.sign(x[ix][:, None] - x[ix][None, :]) for ix in groups]
+
+    def S(yy):
+        return sum(float((a * np.sign(yy[ix][:, None] - yy[ix][None, :])).sum()) / 2 for a, ix in zip(sx, groups))
+
+    obs = S(y)
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(n_perm):
+        yp = y.copy()
+        for ix in groups:
+            yp[ix] = y[rng.permutation(ix)]
+        hits += S(yp) >= obs - 1e-9
+    p = (1 + hits) / (1 + n_perm)
+    per = {s: float(st.kendalltau(x[ix], y[ix]).statistic) for s, ix in zip(dict.fromkeys(g.tolist()), groups)}
+    return dict(per=per, S=obs, p=float(p), significant=bool(p < alpha))
