@@ -195,13 +195,27 @@ def _sweep_configs(ctx):
     return out
 
 
+def _growth_exponents(rows, kind, m_ref=40, n_ref=10):
+    """Fitted power-law exponents of max L∞ against n (at m = m_ref) and against m (at n = n_ref)."""
+    rn = sorted((r["n"], r["L_inf_max"]) for r in rows if r["data"] == kind and r["m"] == m_ref)
+    rm = sorted((r["m"], r["L_inf_max"]) for r in rows if r["data"] == kind and r["n"] == n_ref)
+    return (fit_power([a for a, _ in rn], [b for _, b in rn]).exponent,
+            fit_power([a for a, _ in rm], [b for _, b in rm]).exponent)
+
+
+def _bounded_in_n_and_m(exponents, limit=0.2) -> bool:
+    return max(exponents) <= limit
+
+
 @pytest.mark.claim("kou2023/thm-4.3")
 @pytest.mark.claim("kou2023/lem-F.1")
 def test_relu_srank_bounded_over_n_sweep(ctx, record):
     """Theorem 4.3(a) / Lemma F.1: limsup srank(W_j) ≤ c independent of n, m, d. Since srank ≤ n is
     trivial, the claim is tested over an n-sweep (and an m-sweep): per data kind the extrapolated
-    limits L∞ of srank(W_j − W_j(0)) must stay within a factor 1.5 of each other and ≤ 3, and the
-    proof's certificate ‖ΔW‖_F²‖v‖²/‖ΔW v‖² (v = XᵀG⁻¹1) must bound srank(ΔW) at every grid point."""
+    limits L∞ of srank(W_j − W_j(0)) must stay ≤ 3 and show no power-law growth — the fitted exponent of
+    max L∞ against n (m = 40) and against m (n = 10) must be ≤ 0.2 (growth like the trivial bound n has
+    exponent 1, like √n ½; the companion feeds such a sweep and is rejected) — and the proof's certificate
+    ‖ΔW‖_F²‖v‖²/‖ΔW v‖² (v = XᵀG⁻¹1) must bound srank(ΔW) at every grid point."""
     rows, ok = [], True
     cert_viol = 0
     for cfg in _sweep_configs(ctx):
@@ -218,12 +232,16 @@ def test_relu_srank_bounded_over_n_sweep(ctx, record):
                      "srank_W_end_max": float(run.srank[-1].max()), "cert_end_max": float(cert[-1].max()),
                      "trivial_bound_n": cfg.n, "inside": run.hyp["inside"], "C_data": run.hyp["C_data"],
                      "S0_min_frac": run.hyp["S0_min_frac"]})
-    spread = {}
+    spread, growth = {}, {}
     for kind in ("G", "O"):
         rk = [r for r in rows if r["data"] == kind]
         hi, lo = max(r["L_inf_max"] for r in rk), min(r["L_inf_min"] for r in rk)
         spread[kind] = (lo, hi, hi / lo)
-        ok &= hi / lo <= 1.5 and hi <= 3
+        growth[kind] = _growth_exponents(rows, kind)
+        ok &= hi <= 3 and _bounded_in_n_and_m(growth[kind])
+    # companion: a sweep whose limits grew like √n (half the trivial bound's exponent) is rejected
+    fake = [dict(r, L_inf_max=r["L_inf_max"] * (r["n"] / 10) ** 0.5) for r in rows]
+    assert not _bounded_in_n_and_m(_growth_exponents(fake, "G"))
     ok &= cert_viol == 0
     ns = sorted({r["n"] for r in rows})
     ser = {}
@@ -236,7 +254,8 @@ def test_relu_srank_bounded_over_n_sweep(ctx, record):
     conf = {"n": ns, "m_sweep": sorted({r["m"] for r in rows}), "steps": _sweep_configs(ctx)[0].steps,
             "data": "D-G(p=1/(20n)) and D-O", "act": "relu"}
     hyp = {"all_inside": all(r["inside"] for r in rows), "min S0 fraction": min(r["S0_min_frac"] for r in rows)}
-    tight = "; ".join(f"{k}: L∞ ∈ [{v[0]:.3f}, {v[1]:.3f}] (ratio {v[2]:.2f})" for k, v in spread.items())
+    tight = "; ".join(f"{k}: L∞ ∈ [{v[0]:.3f}, {v[1]:.3f}], growth exponent in n {growth[k][0]:+.3f}, in m "
+                      f"{growth[k][1]:+.3f} (≤ 0.2 required)" for k, v in spread.items())
     record("holds" if ok else "violated", claim="kou2023/thm-4.3", observed=max(v[1] for v in spread.values()),
            bound=3.0, config=conf, hypotheses=hyp, table=rows, series=ser,
            tightness=f"{tight}; trivial bound n up to {max(ns)}")
