@@ -40,7 +40,7 @@ def grid(ctx, act: str) -> dict:
     if key not in _GRID:
         data = _data(ctx)
         out = {}
-        for m in ctx.pick(quick=[16, 32, 64, 128, 256], full=[2 ** k for k in range(4, 12)]):
+        for m in ctx.pick(quick=[16, 32, 64, 128, 256], full=[2 ** k for k in range(4, 14)]):
             gen = ctx.generator("wang2024/fig-6", {"m": m, "act": act})
             out[m] = F.run_width(ACTS[act], m, QS, ctx.pick(quick=3, full=8), data, eta=ETA, steps=STEPS,
                                  record=RECORD, eps=EPS, generator=gen, pgd_steps=ctx.pick(quick=20, full=100),

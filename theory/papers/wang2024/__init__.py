@@ -6,5 +6,6 @@
 - :mod:`.dynamics` — Lemma B.1 / C.1 increments, Thm 5.3 / 5.5 rates and bound terms.
 - :mod:`.concentration` — Lemma B.2, Lemma C.2, Eq. (110) bounds.
 - :mod:`.power` — Algorithm 2 (power iteration) batched over samples, with its history.
-- :mod:`.experiments` — width × q training grids for Properties 1–2 and Figs. 1, 3–6.
+- :mod:`.properties` — Properties 1–2: batched linear-model runs via (F1), separability, w*, trajectory shape.
+- :mod:`.figures` — width × q training grids of Figs. 1, 3, 4, 6 (robust accuracy, Dirichlet energy, Δϱ trends).
 """
