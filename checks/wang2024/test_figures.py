@@ -97,7 +97,7 @@ def test_fig1_energy_vs_robust_accuracy(record, ctx):
     record("holds" if (rs < 0 and p < ALPHA and wid["significant"]) else "violated", observed=rs, bound=0.0,
            tightness="Spearman(𝔖(f), robust accuracy) over the ReLU grid (claim: < 0); linear grid reported",
            config=_config(ctx, n_perm=N_PERM, alpha=ALPHA), table=rows,
-           series={"fig1 robust acc vs S(f) (ReLU)": {"x": A[:, 2].tolist(), "y": Rb.tolist(), "xlabel": "𝔖(f)",
+           series={"fig1 robust acc vs S(f) (ReLU)": {"x": A[:, 2].tolist(), "y": Rb.tolist(), "xlabel": "Dirichlet energy S(f)",
                                                       "ylabel": f"robust accuracy (L2, ε={EPS})", "scatter": True}},
            note="Robust accuracy of the ReLU nets is a PGD upper estimate (quick: 20 steps from the first-order start; full: 100 steps, 3 restarts); the linear "
                 "model's is exact. The linear grid is reported only: its 𝔖(f) = ‖Wᵀa‖ is the logistic-regression "
