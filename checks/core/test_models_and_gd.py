@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from fixtures import data
-from theory.sim import models, train
+from theory.sim import losses, models, train
 
 DT = torch.float64
 
@@ -126,3 +126,34 @@ def test_gradient_flow_matches_closed_form(ctx):
     ts, (traj,), _ = train.gradient_flow(lambda ps: 0.5 * (ps[0] @ A * ps[0]).sum(-1), [th0], t)
     want = torch.stack([th0[0] * torch.exp(-s * A.diagonal()) for s in ts])
     torch.testing.assert_close(traj[:, 0], want, rtol=1e-9, atol=1e-11)
+
+
+def test_cross_entropy_loss_and_derivative(ctx):
+    """losses 'cross_entropy' = torch's F.cross_entropy per member; derivative = softmax − one-hot (= N·∇)."""
+    g = ctx.generator("core/losses", "ce")
+    u = torch.randn(3, 7, 4, generator=g, dtype=ctx.dtype).requires_grad_(True)
+    y = torch.randint(0, 4, (7,), generator=g)
+    L = losses.loss("cross_entropy", u, y)
+    ref = torch.stack([F.cross_entropy(u[e], y) for e in range(3)])
+    assert torch.allclose(L, ref, rtol=0, atol=1e-14)
+    (gu,) = torch.autograd.grad(L.sum() * 7, u)
+    assert torch.allclose(gu, losses.derivative("cross_entropy", u.detach(), y), rtol=0, atol=1e-14)
+    with pytest.raises(ValueError, match="class indices"):
+        losses.loss("cross_entropy", u, torch.full((7,), 4))
+
+
+def test_batched_adam_equals_per_network(ctx):
+    """Minibatch Adam over an ensemble = the same Adam run on each member alone (shared batch order)."""
+    g = ctx.generator("core/adam", "equal")
+    X = torch.randn(30, 6, generator=g, dtype=ctx.dtype)
+    y = torch.randint(0, 3, (30,), generator=g)
+    net = models.DeepMLP.init(3, [6, 8, 3], generator=g)
+    ws0 = [w.clone() for w in net.weights]
+    train.adam(net, X, y, loss="cross_entropy", lr=1e-2, epochs=5, batch=7, generator=torch.Generator().manual_seed(1))
+    for e in range(3):
+        one = models.DeepMLP([w[e:e + 1].clone() for w in ws0], net.act, net.alpha)
+        train.adam(one, X, y, loss="cross_entropy", lr=1e-2, epochs=5, batch=7,
+                   generator=torch.Generator().manual_seed(1))
+        for a, b in zip(one.weights, net.weights):
+            assert torch.allclose(a[0], b[e], rtol=0, atol=1e-12)
+    assert not torch.allclose(net.weights[0], ws0[0])  # it moved

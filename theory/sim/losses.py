@@ -3,6 +3,8 @@
 - ``logistic``: labels y ∈ {±1}, ℓ = log(1+exp(-y u)) (Kou et al.).
 - ``bce``: labels y ∈ {0,1}, ℓ = softplus(-(2y-1) u) (Wang et al., Eq. 2).
 - ``squared``: ℓ = ½‖u - y‖² (Zhu et al.).
+- ``cross_entropy``: class indices y ∈ {0..K−1} (int64), outputs (E, N, K), ℓ = logsumexp(u) − u_y
+  (the multi-class experiments of Wang et al. Sec. 6).
 Each returns per-network losses of shape (E,). ``derivative`` gives ∂ℓ/∂u per sample.
 """
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-NAMES = ("logistic", "bce", "squared")
+NAMES = ("logistic", "bce", "squared", "cross_entropy")
 
 
 def _check(name: str, u: torch.Tensor, y: torch.Tensor) -> None:
@@ -20,6 +22,12 @@ def _check(name: str, u: torch.Tensor, y: torch.Tensor) -> None:
         raise ValueError("logistic loss needs labels in {-1, +1}")
     if name == "bce" and not bool(torch.all((y == 0) | (y == 1))):
         raise ValueError("bce loss needs labels in {0, 1}")
+    if name == "cross_entropy":
+        if u.dim() != 3 or y.dtype != torch.long or y.shape != u.shape[1:2]:
+            raise ValueError(f"cross_entropy needs outputs (E, N, K) and int64 class indices (N,), got "
+                             f"{tuple(u.shape)} and {y.dtype} {tuple(y.shape)}")
+        if bool(((y < 0) | (y >= u.shape[-1])).any()):
+            raise ValueError(f"cross_entropy class indices must lie in 0..{u.shape[-1] - 1}")
 
 
 def per_sample(name: str, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -29,6 +37,8 @@ def per_sample(name: str, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return F.softplus(-y * u)
     if name == "bce":
         return F.softplus(-(2 * y - 1) * u)
+    if name == "cross_entropy":
+        return torch.logsumexp(u, -1) - u.gather(-1, y.view(1, -1, 1).expand(u.shape[0], -1, 1)).squeeze(-1)
     r = 0.5 * (u - y) ** 2
     return r.sum(-1) if r.dim() == 3 else r
 
@@ -49,4 +59,6 @@ def derivative(name: str, u: torch.Tensor, y: torch.Tensor, validate: bool = Tru
         return -y * torch.sigmoid(-y * u)
     if name == "bce":
         return torch.sigmoid(u) - y
+    if name == "cross_entropy":
+        return torch.softmax(u, -1) - F.one_hot(y, u.shape[-1]).to(u.dtype)
     return u - y

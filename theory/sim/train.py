@@ -7,6 +7,8 @@
   (Wang's TwoLayerNet, Kou's TwoClassNet), run on pre-activations with the data Gram
   matrix: W(t) = W(0) + C(t) X, Z(t) = Z(0) + C(t) XXᵀ (Kou et al. Lemma 5.2). Cost per
   step O(E·H·N²) instead of O(E·H·N·d); same iterates as :func:`gd` up to rounding.
+- :func:`adam` — minibatch Adam (torch.optim.Adam) over the same ensemble, for the experiments that
+  the papers ran with Adam/SGD (Wang et al. Sec. 6); records per epoch.
 - :func:`gradient_flow` — θ̇ = −∇J(θ) with scipy's adaptive integrators (float64).
 
 Every run checks for NaN/inf and blow-up and raises :class:`DivergenceError`
@@ -116,6 +118,51 @@ def gd(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
     finally:
         for p in params:
             p.requires_grad_(False)
+    return traj
+
+
+def adam(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr: float, epochs: int, batch: int,
+         generator: torch.Generator | None = None, record: Sequence[int] | None = None,
+         observe: Callable | None = None, blowup: float = 1e8) -> Trajectory:
+    """Minibatch Adam on ``model.params`` in place, ``epochs`` passes over shuffled batches of ``batch``.
+
+    The E members share the batch order; their losses are summed, so each member gets its own gradient and,
+    Adam being elementwise, its own optimizer state. Records the full-data loss (and ``observe(epoch, params,
+    outputs)``) at the ``record`` epochs (default: a geometric grid); divergence raises DivergenceError.
+    """
+    if not isinstance(epochs, int) or epochs < 0:
+        raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
+    if not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be a positive integer, got {batch!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be positive, got {lr!r}")
+    params = model.params
+    rec = set(geometric_grid(epochs) if record is None else record)
+    traj, first, N = Trajectory(), None, X.shape[0]
+    for p in params:
+        p.requires_grad_(True)
+    opt = torch.optim.Adam(params, lr=lr)
+    try:
+        for ep in range(epochs + 1):
+            with torch.no_grad():
+                u = model.forward(X, params)
+                cur = losses.loss(loss, u, y)
+            first = cur if first is None else first
+            _guard(ep, cur, first, blowup)
+            if ep in rec:
+                traj._add(ep, cur, observe(ep, params, u) if observe else None)
+            if ep == epochs:
+                break
+            perm = torch.randperm(N, generator=generator, device="cpu").to(X.device)
+            for b in range(0, N, batch):
+                i = perm[b:b + batch]
+                opt.zero_grad(set_to_none=True)
+                losses.loss(loss, model.forward(X[i], params), y[i]).sum().backward()
+                opt.step()
+    finally:
+        for p in params:
+            p.requires_grad_(False)
+            p.grad = None
     return traj
 
 
