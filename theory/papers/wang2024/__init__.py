@@ -7,5 +7,6 @@
 - :mod:`.concentration` — Lemma B.2, Lemma C.2, Eq. (110) bounds.
 - :mod:`.power` — Algorithm 2 (power iteration) batched over samples, with its history.
 - :mod:`.properties` — Properties 1–2: batched linear-model runs via (F1), separability, w*, trajectory shape.
+- :mod:`.halves` — Fig. 2 stand-in: ϱ between the two non-linear halves of a deep MLP.
 - :mod:`.figures` — width × q training grids of Figs. 1, 3, 4, 6 (robust accuracy, Dirichlet energy, Δϱ trends).
 """
