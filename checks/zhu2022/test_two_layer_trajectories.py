@@ -46,8 +46,14 @@ def test_kernel_stability_under_weight_movement(ctx, record):
     """Pathwise ingredients of Lemma 8 at every recorded time: (i) a pattern flip of (r, i) needs
     |w_r(0)ᵀx_i| ≤ ‖w_r(t) − w_r(0)‖; (ii) ‖H(t) − H(0)‖_F ≤ ‖B‖_F with B_ij = (1/α²)Σ_r |x_iᵀx_j|(|a_r(t)² − a_r(0)²|
     + a_r(t)² 1{flip_ir ∪ flip_jr}); (iii) flip fraction vs 2R̂_w/(√(2π)β₁); (iv) the lemma's expected-value bound with
-    measured radii vs ‖H(t) − H(0)‖₂, and the conclusion λ_min(H(t)) ≥ λ₀/2 along the whole run."""
+    measured radii vs ‖H(t) − H(0)‖₂, and the conclusion λ_min(H(t)) ≥ λ₀/2 along the whole run.
+    Companions: (i) with the radius halved must be violated along the runs; (ii) with |a_r(t)² − a_r(0)²| replaced by
+    (a_r(t) − a_r(0))² is checked on the runs (reported: flips there can mask it) and on a probe that provably
+    violates it: W(0), a = (1+s)a(0), s = 1e-3, where no pattern flips and H − H(0) = (2s + s²)H(0) exactly (first
+    order in s) while the mutated bound is s²Σa_r²|x_iᵀx_j|/α² (second order); ‖·‖_F ratio ≥ (2+s)/s ·
+    max_i H_ii(0)α²/(nΣa_r²) > 1, a precondition asserted per member. The true bound must hold on the probe too."""
     table, bad_flip, bad_path, mut_path, mut_flip = [], 0, 0, 0, 0
+    probe_true, probe_mut, probe_ratio = 0, 0, math.inf
     for m in _widths(ctx):
         r = _run(ctx, m)
         X, alpha, n = r["X"], r["alpha"], r["X"].shape[0]
@@ -69,6 +75,21 @@ def test_kernel_stability_under_weight_movement(ctx, record):
         fro = torch.linalg.matrix_norm(dH)
         bad_path += int((fro > torch.linalg.matrix_norm(Bmat) * (1 + 1e-12) + 1e-14).sum())
         mut_path += int((fro > torch.linalg.matrix_norm(Bmut)).sum())
+        # probe: only the second layer moves, a = (1+s)a(0) (no flips): ΔH = (2s+s²)H(0)
+        s_ = 1e-3
+        W0, a0 = r["W"][0], r["a"][0]
+        Hp = layer_kernels(r["net"], X, [W0, ((1 + s_) * a0)[:, None, :]])[0]
+        dHp = Hp - r["H"][0]
+        assert torch.allclose(dHp, (2 * s_ + s_ ** 2) * r["H"][0], rtol=1e-9, atol=1e-15), "probe: ΔH = (2s+s²)H(0)"
+        act_mass = ((a0 ** 2)[:, :, None] * (Z[0] >= 0)).sum(1).amax(-1)  # max_i Σ_r a_r² 1{w_rᵀx_i ≥ 0}, (E,)
+        assert bool((act_mass > n * s_ / (2 + s_) * (a0 ** 2).sum(-1)).all()), "probe precondition (active mass) fails"
+        dsq_p = ((1 + s_) ** 2 - 1) * a0 ** 2
+        Bp = dsq_p.sum(-1)[:, None, None] * XX / alpha ** 2
+        Bp_mut = ((s_ * a0) ** 2).sum(-1)[:, None, None] * XX / alpha ** 2
+        fro_p = torch.linalg.matrix_norm(dHp)
+        probe_true += int((fro_p > torch.linalg.matrix_norm(Bp) * (1 + 1e-12) + 1e-14).sum())
+        probe_mut += int((fro_p > torch.linalg.matrix_norm(Bp_mut)).sum())
+        probe_ratio = min(probe_ratio, float((fro_p / torch.linalg.matrix_norm(Bp_mut)).min()))
         spec = torch.linalg.matrix_norm(dH, 2)
         c = math.sqrt(8 / math.pi) * B2
         exp_bound = n * n * (m / alpha ** 2 * Ra * (Ra + c) + 4 * Rw * m / (alpha ** 2 * math.sqrt(2 * math.pi) * B1)
@@ -82,15 +103,18 @@ def test_kernel_stability_under_weight_movement(ctx, record):
                           "|H(t)-H(0)|_2": float(spec[k].max()), "expected-value bound (measured radii)": float(exp_bound[k].max()),
                           "lambda_min(H)/lambda0": float(lmin[k].min() / lam0), "R_w hat / R_w(lemma)": float(Rw[k].max() / Rw_l)})
     worst_lmin = min(row["lambda_min(H)/lambda0"] for row in table)
-    record("holds" if not (bad_flip or bad_path) else "violated", observed=worst_lmin, bound=0.5, ratio=0.5 / worst_lmin,
+    record("holds" if not (bad_flip or bad_path or probe_true) else "violated", observed=worst_lmin, bound=0.5, ratio=0.5 / worst_lmin,
            tightness="conclusion λ_min(H(t))/λ₀ ≥ 1/2: ratio = (1/2)/min_t λ_min(H(t))/λ₀ (≤ 1 holds)",
            config={**fz.TWO_LAYER, "widths": _widths(ctx), "R_a": "legible part alpha*sqrt(lambda0/(8nm))"}, table=table,
            hypotheses={"flip-condition violations": bad_flip, "pathwise-bound violations": bad_path,
-                       "mutated flip condition violations": mut_flip, "mutated pathwise bound violations": mut_path},
+                       "mutated flip condition violations": mut_flip, "mutated pathwise bound violations (runs)": mut_path,
+                       "probe: true-bound violations": probe_true, "probe: mutated-bound violations (members)": probe_mut,
+                       "probe: min ||dH||_F / ||B_mut||_F": probe_ratio},
            note=("conclusion λ_min(H(t)) ≥ λ₀/2 held along whole runs although the measured radii exceed the lemma's R_w "
                  "by orders of magnitude (see 'R_w hat / R_w(lemma)'): the lemma's radius is very conservative"))
-    assert bad_flip == 0 and bad_path == 0
-    assert mut_flip > 0 and mut_path > 0
+    assert bad_flip == 0 and bad_path == 0 and probe_true == 0
+    n_members = len(_widths(ctx)) * fz.TWO_LAYER["seeds"]
+    assert mut_flip > 0 and probe_mut == n_members and probe_ratio > 1
     assert worst_lmin >= 0.5
 
 
