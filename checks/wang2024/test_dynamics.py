@@ -74,18 +74,94 @@ def test_linear_rate_identity_fd(record, ctx):
                                               "logx": True, "logy": True}})
 
 
+def _linear_wrong_rates(W, a, xt):
+    """The true rate d ln ϱ/dτ of Thm 5.3 and two mutations: without the ½, and Q̇ without the (aᵀv) factor."""
+    r = dyn.linear_rates(W, a, xt)
+    s = ((W @ xt.unsqueeze(-1)).squeeze(-1) * r["v"]).sum(-1)  # vᵀWx̃ = σ₁uᵀx̃
+    wrongs = {"no 1/2": 2 * r["dlog"], "Qdot without a^T v": 0.5 * (r["Nd"] / r["N"] - 2 * s / r["Q"])}
+    return r, s, wrongs
+
+
+# h grid for the companion: the GD step η halved ten times (h_max/h_min = 1024; the float64 rounding of the FD,
+# ~1e-15/h relative to ϱ, stays ≪ the O(h) truncation at h_min = η/1024 ≈ 5e-5); resolution index: h = η/16
+_H_GRID = [ETA / 2 ** j for j in range(11)]
+_J_RES = 4
+
+
 @pytest.mark.claim("wang2024/thm-5.3")
 def test_linear_rate_identity_rejects_wrong(record, ctx):
-    """Companion: dropping the ½, or Q̇ without the (aᵀv) factor, leaves an O(1) FD error that does not shrink."""
-    R = _linear_runs(ctx)[64]
-    W, a, X, y = R["W0"], R["a"], R["X"], R["y"]
-    dW, xt = dyn.linear_increment(W, a, X, y)
-    r = dyn.linear_rates(W, a, xt)
-    Wx = (W @ xt.unsqueeze(-1)).squeeze(-1)
-    wrongs = {"no 1/2": 2 * r["dlog"], "Qdot without a^T v": 0.5 * (r["Nd"] / r["N"] - 2 * (r["v"] * Wx).sum(-1) / r["Q"])}
-    errs = {k: float(_fd_errors(lambda V: dyn.linear_varrho_at(V, a), W, dW, w, [ETA / 4])[0].median()) for k, w in wrongs.items()}
-    assert min(errs.values()) > 0.1, errs
-    record("holds", observed=min(errs.values()), bound=0.05, table=[{"variant": k, "median FD error at η/4": v} for k, v in errs.items()])
+    """Companion (Thm 5.3, Eqs. 18–19): the FD check separates the identity from its mutations by how the error
+    scales with h, not by an error threshold.
+
+    At every (member, step) of the FD test (9 members × k ∈ {0, 5, 20, 59}) the FD estimate of d ln ϱ/dτ is
+    taken at h = η·2^-j, j = 0..10, and its distance to a candidate rate r is e_r(h) = |FD(h) − r| / |r_true|
+    (one common scale for all candidates). FD(h) = r_true + c·h + O(h²), so e_true ∝ h (fitted exponent ≈ 1),
+    while for a mutation r_w = r_true + Δ the error tends to δ = |Δ|/|r_true| and does not shrink.
+    A mutation *changes the rate* at a case when δ ≥ e_true(η/16), the correct formula's FD error at h = η/16.
+    Then, by the triangle inequality and e_true ∝ h, e_w(h_min) ≥ δ − e_true(η/16)/64 ≥ (63/64)·δ and
+    e_w(η) ≤ δ + 16·e_true(η/16) ≤ 17δ, so even the two-point exponent of e_w over the 1024-fold range of h is
+    ≤ log(17·64/63)/log 1024 ≈ 0.41, and e_w(h_min) ≥ 63·e_true(h_min): the check rejects it (criterion: fitted
+    exponent < 0.5 and e_w(h_min) > 16·e_true(h_min), i.e. the wrong rate is not approached as h → 0).
+    Cases with δ < e_true(η/16) are recorded (the mutation is below the grid's resolution there), not asserted.
+
+    Why the (aᵀv) mutation is weak at some draws: Δ = (aᵀv − 1)·vᵀWx̃/Q. At init |aᵀv| ~ m^-½ (v is a random
+    direction), so Δ is small only when vᵀWx̃ = σ₁uᵀx̃ is: x̃ nearly orthogonal to the top right-singular
+    vector u (e.g. δ ≈ 0.007 at m = 64, q = 0, --seed 2, k = 0). Later, members with q = 0.25 align v with a
+    (W accumulates the rank-one updates a x̃ᵀ), |aᵀv| → 0.9: with aᵀv ≈ +1 the mutation is inert, with
+    aᵀv ≈ −1 (the sign of v from eigh is arbitrary) it flips the sign of the Q̇ term.
+    """
+    hs = _H_GRID
+    cases = {k: [] for k in ("no 1/2", "Qdot without a^T v")}
+    exps_true = []
+    for m, R in _linear_runs(ctx).items():
+        W, a, X, y = R["W0"].clone(), R["a"], R["X"], R["y"]
+        for k in range(60):
+            dW, xt = dyn.linear_increment(W, a, X, y)
+            if k in (0, 5, 20, 59):
+                r, s, wrongs = _linear_wrong_rates(W, a, xt)
+                t = r["dlog"]
+                fd = torch.stack([dyn.fd_log_rate(lambda V: dyn.linear_varrho_at(V, a), W, dW, h) for h in hs])  # (H, E)
+                e_t = (fd - t).abs() / t.abs()
+                for e in range(t.shape[0]):
+                    ft = fit_power(hs, e_t[:, e].tolist())
+                    exps_true.append(ft.exponent)
+                    for name, w in wrongs.items():
+                        e_w = (fd[:, e] - w[e]).abs() / t[e].abs()
+                        fw_ = fit_power(hs, e_w.tolist())
+                        delta = float((w[e] - t[e]).abs() / t[e].abs())
+                        cases[name].append({
+                            "m": m, "q": R["qs"][e], "k": k, "a^T v": float(r["av"][e]),
+                            "|v^T W x~/Q| / |rate|": float((s[e] / r["Q"][e]).abs() / t[e].abs()),
+                            "delta = |r_w - r|/|r|": delta, "e_true(eta)": float(e_t[0, e]),
+                            "e_true(eta/16)": float(e_t[_J_RES, e]), "e_true(h_min)": float(e_t[-1, e]), "e_wrong(h_min)": float(e_w[-1]),
+                            "exp true": ft.exponent, "exp wrong": fw_.exponent,
+                            "changes rate": delta >= float(e_t[_J_RES, e]),
+                            "rejected": fw_.exponent < 0.5 and float(e_w[-1]) > 16 * float(e_t[-1, e])})
+            W = W + ETA * dW
+    # the correct identity: first order at every case (the main FD test asserts the median; here every case)
+    assert min(exps_true) > 0.8 and max(exps_true) < 1.2, (min(exps_true), max(exps_true))
+    summary, missed = [], []
+    for name, rows in cases.items():
+        changed = [c for c in rows if c["changes rate"]]
+        missed += [dict(c, variant=name) for c in changed if not c["rejected"]]
+        inert = [c for c in rows if not c["changes rate"]]
+        summary.append({"variant": name, "cases": len(rows), "# changing the rate (delta >= e_true(eta/16))": len(changed),
+                        "# of those rejected": sum(c["rejected"] for c in changed),
+                        "min delta among changed": min((c["delta = |r_w - r|/|r|"] for c in changed), default=None),
+                        "max exp wrong among changed": max((c["exp wrong"] for c in changed), default=None),
+                        "min e_wrong/e_true at h_min among changed": min(
+                            (c["e_wrong(h_min)"] / c["e_true(h_min)"] for c in changed), default=None),
+                        "inert cases (delta, a^T v)": [(round(c["delta = |r_w - r|/|r|"], 4), round(c["a^T v"], 3))
+                                                        for c in inert]})
+        # non-vacuous: the mutation must change the rate at most cases (it does unless x~ ⟂ u or a^T v ≈ +1)
+        assert len(changed) >= len(rows) // 2, summary
+    assert not missed, missed
+    record("holds", observed=max(s["max exp wrong among changed"] for s in summary), bound=0.5,
+           tightness="largest fitted h-exponent of a mutation's FD error where it changes the rate (correct: ≈ 1)",
+           config={"h grid": hs, "members": "3 widths × 3 q", "steps": [0, 5, 20, 59]},
+           table=summary + [{"correct identity: exponent range": [min(exps_true), max(exps_true)]}],
+           note="every mutation that changes the rate by at least the correct formula's FD error at h = η/16 was "
+                "rejected; weaker (inert) cases are listed with their δ and aᵀv.")
 
 
 @pytest.mark.claim("wang2024/thm-5.3")
@@ -175,18 +251,20 @@ def test_linear_remainder_order(record, ctx):
 # ---- ReLU (Thm 5.5) -------------------------------------------------------------------------------
 
 _RELU: dict = {}
+ETA_RELU = 0.5
 
 
 def _relu_runs(ctx):
     """ReLU runs: d=20, n=200, m ∈ {32, 128}, q ∈ {0, 0.25}, η = 0.5, 100 steps; x̃_*, aᵀv every step,
-    ϱ, C (jvp) and finite differences at h = η, η/8, η/16, η/32 every 10 steps (N_eval = 60 held-out points)."""
+    ϱ, C (jvp) and finite differences at h = η and η/2^j, j = 3..8, every 10 steps (N_eval = 60 held-out points),
+    with a flag per h telling whether any ReLU pattern on the evaluation points flips between W and W + hẆ."""
     key = (ctx.profile, ctx.seed)
     if key in _RELU:
         return _RELU[key]
     out = {}
     steps, every = ctx.pick(quick=100, full=400), 10
-    eta = 0.5
-    hs = [eta, eta / 8, eta / 16, eta / 32]
+    eta = ETA_RELU
+    hs = [eta] + [eta / 2 ** j for j in range(3, 9)]
     for m in ctx.pick(quick=[32, 128], full=[32, 128, 512]):
         gen = ctx.generator("wang2024/thm-5.5", {"m": m})
         X, y, Xe, _ = fw.mixture(200, 60, 20, generator=gen)
@@ -195,7 +273,7 @@ def _relu_runs(ctx):
         W = net.W * torch.tensor([m ** -q for q in qs], dtype=X.dtype).view(-1, 1, 1)
         a = net.a
         vfn = lambda V: cc.mlp_varrho(V, a, Xe, fw.RELU)
-        rec = dict(varrho=[], C_true=[], fd=[], xs=[], av=[], B2=[], k=[])
+        rec = dict(varrho=[], C_true=[], fd=[], flip=[], xs=[], av=[], B2=[], k=[])
         for k in range(steps + 1):
             dW, _ = dyn.relu_increment(W, a, X, y, fw.RELU)
             e = dyn.error_weights((fw.RELU(X @ W.transpose(-1, -2)) * a.unsqueeze(1)).sum(-1), y)
@@ -209,6 +287,9 @@ def _relu_runs(ctx):
                 ex = dyn.jvp_log_rate(vfn, W, dW)
                 rec["C_true"].append(ex / eta)
                 rec["fd"].append(torch.stack([dyn.fd_log_rate(vfn, W, dW, h) for h in hs]))
+                pat = (Xe @ W.transpose(-1, -2)) > 0
+                rec["flip"].append(torch.stack([(((Xe @ (W + h * dW).transpose(-1, -2)) > 0) != pat).flatten(1).any(-1)
+                                                for h in hs]))  # (H, E)
                 rec["k"].append(k)
             W = W + eta * dW
         out[m] = {kk: (torch.stack(v) if kk != "k" else v) for kk, v in rec.items()} | dict(qs=qs, eta=eta, hs=hs, every=every)
@@ -233,22 +314,46 @@ def _relu_main(R, consistent=False):
 
 @pytest.mark.claim("wang2024/thm-5.5")
 def test_relu_rate_identity(record, ctx):
-    """ϱ̇ = ηCϱ for the ReLU MLP: exact directional derivative (jvp, patterns fixed a.e.) vs GD finite difference."""
-    rows, med = [], None
-    errs = {}
+    """ϱ̇ = ηCϱ for the ReLU MLP (Thm 5.5): exact directional derivative (jvp, patterns fixed a.e.) vs GD finite
+    difference at h = η, η/8, …, η/256.
+
+    While no ReLU pattern on the evaluation points flips between W and W + hẆ, ϱ is smooth along the segment and
+    the FD error is c·h + O(h²) (first order). A flip adds a non-smooth term: over all cases the median error jumps
+    between η/16 and η/8 at some seeds (×3.8 at --seed 4, where 41 % of the cases flip at η/8). So the exponent is
+    fitted over h ≤ η/16 on the fixed set of cases (members × recorded steps) with no flip at any of these h — the
+    precise condition for the first-order Taylor bound; that set must hold at least half of the cases (asserted,
+    not assumed). The all-cases median is recorded beside it.
+    """
+    rows = []
+    errs, flips = {}, {}
     for m, R in _relu_runs(ctx).items():
         ex = R["C_true"] * R["eta"]
         rel = (R["fd"] - ex.unsqueeze(1)).abs() / ex.abs().unsqueeze(1).clamp_min(1e-300)  # (T, H, E)
         for j, h in enumerate(R["hs"]):
             errs.setdefault(h, []).append(rel[:, j].flatten())
+            flips.setdefault(h, []).append(R["flip"][:, j].flatten())
         rows.append({"m": m, "median rel. gap at the GD step h=η": float(rel[:, 0].median()),
-                     "at h=η/32": float(rel[:, -1].median())})
+                     f"at h=η/{round(R['eta'] / R['hs'][-1])}": float(rel[:, -1].median())})
     hs = sorted(errs)
-    med = [float(torch.cat(errs[h]).median()) for h in hs]
-    fit = fit_power(hs[:3], med[:3])  # the three small h: asymptotic regime
-    assert abs(fit.exponent - 1) < 0.2 and med[0] < 0.01, (rows, med)
-    record("holds", observed=fit.exponent, bound=1.0, table=rows + [{"h": h, "median FD error": e} for h, e in zip(hs, med)],
-           tightness="FD error exponent in h (1 = first order)",
+    E = torch.stack([torch.cat(errs[h]) for h in hs])  # (H, cases)
+    F = torch.stack([torch.cat(flips[h]) for h in hs])
+    fit_h = [i for i, h in enumerate(hs) if h <= ETA_RELU / 16]
+    smooth = ~F[fit_h].any(0)
+    n_smooth, n_cases = int(smooth.sum()), int(smooth.numel())
+    assert 2 * n_smooth >= n_cases, (
+        f"only {n_smooth}/{n_cases} cases keep their ReLU pattern for h ≤ η/16: refine the h grid")
+    med = [float(E[i, smooth].median()) for i in range(len(hs))]
+    med_all = [float(E[i].median()) for i in range(len(hs))]
+    flip = [float(F[i].double().mean()) for i in range(len(hs))]
+    fit = fit_power([hs[i] for i in fit_h], [med[i] for i in fit_h])
+    med_32 = med_all[hs.index(ETA_RELU / 32)]
+    # a wrong rate leaves exponent ≈ 0, a second-order slip ≈ 2
+    assert abs(fit.exponent - 1) < 0.1 and med_32 < 0.01, (rows, med, flip)
+    record("holds", observed=fit.exponent, bound=1.0,
+           table=rows + [{"h": h, "median FD error (fixed-pattern cases)": e, "median FD error (all cases)": ea,
+                          "fraction of cases with a ReLU flip": f, "in fit": i in fit_h}
+                         for i, (h, e, ea, f) in enumerate(zip(hs, med, med_all, flip))],
+           tightness=f"FD error exponent in h over h ≤ η/16 on the {n_smooth}/{n_cases} fixed-pattern cases (1 = first order)",
            series={"FD error vs h (ReLU)": {"x": hs, "y": med, "xlabel": "h", "ylabel": "median rel. error",
                                             "logx": True, "logy": True}})
 
