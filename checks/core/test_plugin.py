@@ -45,3 +45,13 @@ def test_records_merged_into_results_json(tmp_path, workers):
     assert doc["run"]["profile"] == "quick"
     leftover = tmp_path / "rep" / ".records"
     assert not leftover.exists() or not any(leftover.iterdir())
+
+
+def test_collect_only_leaves_the_last_report_alone(tmp_path):
+    """``--co`` runs no check: it must not replace an existing report with an empty one."""
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    (rep / "index.html").write_text("previous")
+    r = _run(tmp_path, "import pytest\n@pytest.mark.claim('kou2023/lem-5.2')\ndef test_a(record):\n    pass\n", "--co")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (rep / "index.html").read_text() == "previous" and not (rep / "results.json").exists()

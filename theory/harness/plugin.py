@@ -45,7 +45,7 @@ def _worker_index(config) -> int | None:
 
 def _report_dir(config) -> pathlib.Path | None:
     r = config.getoption("--report")
-    if r in (None, "", "none"):
+    if r in (None, "", "none") or config.getoption("collectonly"):  # --co runs nothing: keep the last report
         return None
     p = pathlib.Path(r)
     return p if p.is_absolute() else pathlib.Path(config.invocation_params.dir) / p
