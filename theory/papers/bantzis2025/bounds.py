@@ -11,7 +11,7 @@ Speeds: s is the Def-2.1 speed on ‖θ‖² = L; s̄ = L^{−L/2}s is the unit-
   the denominator is ≤ 0); Thm A.7 (``thm-A.7``) writes the same number two other ways.
 - Prop 3.3 / A.5 (``prop-3.3``, ``prop-A.5``): B_3.3 = 8‖G‖ε/(s* − ‖G‖ε);
   B_A5 = 2δ, δ = 2(‖G‖_F/(‖Gv‖‖u‖) + 1/(‖u‖‖v‖))ε.
-- Prop 3.4 / A.4 (``prop-3.4``, ``prop-A.4``): threshold 2 log R(s_0)/(pL).
+- Prop 3.4 / A.4 (``prop-3.4``, ``prop-A.4``): threshold 2 log R(s_0)/(pL), only for s_0 > 0.
 """
 from __future__ import annotations
 
@@ -115,7 +115,13 @@ def bA5(g_norm: float, gv_norm: float, u_norm: float, v_norm: float, eps: float)
 
 
 def prop34_threshold(x_norm: float, g_norm: float, s0: float, p: float, L: int) -> float:
-    """2 log R(s_0)/(pL) with R(s_0) = ‖X‖‖G‖/s_0."""
+    """2 log R(s_0)/(pL) with R(s_0) = ‖X‖‖G‖/s_0.
+
+    Prop 3.4 assumes Tr[GᵀZ_L] ≤ −s_0 < 0. A parameter with s_0 ≤ 0 (e.g. a dead ReLU network,
+    Z_L = 0, hence L0 = 0) does not meet the hypothesis: the proposition says nothing about it and
+    R(s_0) is undefined, so this raises instead of returning a number (callers filter such θ)."""
     if not (0 < p < 1):
         raise ValueError(f"p must lie in (0, 1), got {p}")
+    if not s0 > 0:
+        raise ValueError(f"Prop 3.4 needs Tr[G^T Z_L] <= -s_0 < 0, got s_0 = {s0!r} (hypothesis not met)")
     return 2 * math.log(x_norm * g_norm / s0) / (p * L)

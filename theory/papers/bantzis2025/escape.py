@@ -48,3 +48,22 @@ def flow(params, X, G, t_eval, *, max_norm=None, rtol=1e-11, atol=1e-12):
 
     return gradient_flow(lambda ps: loc.localized_loss(ps, X, G), params, t_eval, max_norm=max_norm,
                          rtol=rtol, atol=atol)
+
+
+def gaussian_with_interior_direction(N: int, d: int, *, generator, dtype=torch.float64, device=None,
+                                     max_draws: int = 100):
+    """Draw (X (N, d), G (N,)) i.i.d. N(0, 1) until ``interior_escape_directions`` finds one; return
+    (X, G, dirs, draws).
+
+    The paper does not guarantee an interior width-one escape direction: the width-one speed
+    |Σ_{j∈S} G_j wᵀx_j| may be maximal on a ReLU kink (wᵀx_j = 0 for some j), where ∇L0(ρ) = −sρ holds
+    only in a Clarke sense (cf. Example 1), and a random (X, G) can have no self-consistent pattern at
+    all. Checks that need a classical escape direction therefore condition on it: the draws are seeded
+    and counted, and the first draw is kept whenever it qualifies (same data as an unconditioned draw)."""
+    for draws in range(1, max_draws + 1):
+        X = torch.randn(N, d, generator=generator, dtype=dtype, device=device)
+        G = torch.randn(N, generator=generator, dtype=dtype, device=device)
+        dirs = interior_escape_directions(X, G)
+        if dirs:
+            return X, G, dirs, draws
+    raise RuntimeError(f"no (X, G) with an interior width-one escape direction in {max_draws} draws (N={N}, d={d})")
