@@ -18,6 +18,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 VERDICTS = ("holds", "violated", "vacuous", "expected-failure", "not-applicable")
+# "check": a measurement of the claim. "companion": a wrong version of the claim (tightened constant,
+# flipped sign, perturbed identity) run through the same check; its verdict is "holds" when the check
+# rejected the wrong version and "violated" when it did not (the check is then too weak to fail).
+ROLES = ("check", "companion")
 SCHEMA_VERSION = 1
 
 
@@ -46,7 +50,9 @@ class Measurement:
     ``series`` holds plot data: ``{"name": {"x": [...], "y": [...], "xlabel": .., "ylabel": ..,
     "logx": bool, "logy": bool}}``. ``finding`` is the one- or two-sentence
     statement of what is wrong with the paper when the verdict is ``expected-failure``
-    or ``vacuous``.
+    or ``vacuous``. ``role="companion"`` marks the record of a wrong-version test (see
+    :data:`ROLES`): the report lists it apart and never takes the claim's verdict or
+    headline figure from it.
     """
 
     claim: str
@@ -67,6 +73,7 @@ class Measurement:
     profile: str = ""
     device: str = ""
     seed: int | None = None
+    role: str = "check"
 
     def __post_init__(self):
         from .claims import get
@@ -74,6 +81,11 @@ class Measurement:
         get(self.claim)  # unknown claim ID -> UnknownClaimError
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
+        if self.role not in ROLES:
+            raise ValueError(f"role {self.role!r} is not one of {ROLES}")
+        if self.role == "companion" and self.verdict not in ("holds", "violated"):
+            raise ValueError(f"{self.claim}: a companion record is 'holds' (wrong version rejected) or "
+                             f"'violated' (not rejected), got {self.verdict!r}")
         if self.verdict == "expected-failure" and not self.finding:
             raise ValueError(f"{self.claim}: an expected-failure record must state its finding")
         if self.ratio is None and _is_num(self.observed) and _is_num(self.bound) and float(self.bound) != 0:

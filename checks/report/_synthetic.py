@@ -41,6 +41,14 @@ def records() -> list[dict]:
         _rec("bantzis2025/prop-3.2", "vacuous", observed=0.99, bound=1.0,
              finding="The bound holds but equals the trivial one on the plateau data set."),
         _rec("zhu2022/rem-D.2", "not-applicable", note="A remark with no checkable content."),
+        # companions: wrong versions run through the check (rejected: "holds"; not rejected: "violated")
+        _rec("kou2023/lem-C.3", "holds", role="companion", observed=-1.0, bound=-1.98,
+             note="exponent -1 (the paper's rate) is outside the fitted CI"),
+        _rec("zhu2022/lem-3", "violated", role="companion", observed=1e-13, bound=1e-10,
+             note="learning rate eta/c passes too"),
+        # a holds record written before an assertion that then failed
+        _rec("zhu2022/lem-5", "holds", observed=0.5, bound=1.0,
+             test="checks/zhu2022/test_synth.py::test_failed_after_record"),
     ]
     for c in (0.5, 1.0, 2.0, 4.0):  # a one-parameter sweep: observed vs bound plot
         out.append(_rec("zhu2022/lem-3", "holds", observed=c * 1e-13, bound=1e-10, config={"c": c, "steps": 200},
@@ -51,7 +59,10 @@ def records() -> list[dict]:
 def doc(extra_records=(), **run) -> dict:
     tests = {"checks/bantzis2025/test_synth.py::test_crash": {"outcome": "failed", "seconds": 0.1,
                                                              "claims": ["bantzis2025/ex-1"], "records": {},
-                                                             "message": "RuntimeError: boom"}}
+                                                             "message": "RuntimeError: boom"},
+             "checks/zhu2022/test_synth.py::test_failed_after_record": {
+                 "outcome": "failed", "seconds": 0.1, "claims": ["zhu2022/lem-5"],
+                 "records": {"zhu2022/lem-5:holds": 1}, "message": "AssertionError: assert 0.5 < 0.4"}}
     return {"schema": 1, "generated": "2026-01-01T00:00:12+00:00",
             "run": _jsonable(dict(RUN, tests=tests, **run)),
             "records": records() + list(extra_records)}

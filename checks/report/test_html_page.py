@@ -77,7 +77,9 @@ def test_verdicts_are_the_worst_record_and_rule_is_on_the_page(built):
     assert summary.VERDICT_RULE in html.unescape(text)
     expect = {"wang2024/thm-4.5": "violated", "kou2023/lem-5.3": "expected failure",
               "bantzis2025/prop-3.2": "vacuous", "kou2023/lem-C.3": "holds", "zhu2022/rem-D.2": "not applicable",
-              "bantzis2025/ex-1": "error", "wang2024/fig-2": "not encoded"}
+              "bantzis2025/ex-1": "error", "wang2024/fig-2": "not encoded",
+              "zhu2022/lem-5": "error",     # a failed check overrides the "holds" it recorded first
+              "zhu2022/lem-3": "error"}     # a wrong version the check did not reject
     for cid, label in expect.items():
         assert f">{label}</span>" in _summary_row(text, cid), cid
 
@@ -94,7 +96,7 @@ def test_counts_reasons_findings_and_metadata(built):
     text, _ = built
     rows = summary.build_rows(_synthetic.doc())
     c = summary.counts(rows)
-    assert c["not-encoded"] == len(claims.catalog()) - 8
+    assert c["not-encoded"] == len(claims.catalog()) - 9
     assert f'v-not-encoded">not encoded</span> {c["not-encoded"]}<' in text
     assert "A remark with no checkable content." in _section(text, "zhu2022/rem-D.2")
     # a claim the catalog calls not checkable shows that reason when no check covers it
@@ -108,6 +110,27 @@ def test_counts_reasons_findings_and_metadata(built):
     assert "effective C_orth=0.37" in _section(text, "kou2023/lem-C.3")  # hypotheses and their values
     assert "x&lt;y&amp;z" in _section(text, "kou2023/lem-5.2")  # table cells escaped
     assert "observed vs bound across c" in _section(text, "zhu2022/lem-3")  # sweep plot
+
+
+def test_companions_listed_apart_and_counted(built):
+    text, _ = built
+    rows = {r.id: r for r in summary.build_rows(_synthetic.doc())}
+    assert rows["kou2023/lem-C.3"].rejected == (1, 1) and rows["zhu2022/lem-3"].rejected == (0, 1)
+    assert len(rows["kou2023/lem-C.3"].records) == 1          # the companion is not a measurement
+    assert rows["kou2023/lem-C.3"].headline["role"] == "check"
+    assert "1/1 wrong versions rejected" in _summary_row(text, "kou2023/lem-C.3")
+    assert "0/1 wrong versions rejected" in _summary_row(text, "zhu2022/lem-3")
+    sec = _section(text, "zhu2022/lem-3")
+    assert "0 of 1 rejected" in sec and "NOT rejected</span>" in sec and "learning rate eta/c passes too" in sec
+    assert "1 of 2 deliberately wrong versions rejected" in text[:text.index('id="summary"')]
+
+
+def test_companion_verdict_must_say_rejected_or_not():
+    from theory.records import Measurement
+    with pytest.raises(ValueError, match="companion"):
+        Measurement(claim="kou2023/lem-C.3", verdict="vacuous", role="companion")
+    with pytest.raises(ValueError, match="role"):
+        Measurement(claim="kou2023/lem-C.3", verdict="holds", role="mutation")
 
 
 def test_statement_latex_is_shown_as_text(built):
@@ -135,7 +158,7 @@ def test_different_data_gives_different_plot(tmp_path):
     d = _synthetic.doc()
     svg = re.findall(r"<svg.*?</svg>", report.render(d), re.S)
     for r in d["records"]:
-        if r["claim"] == "kou2023/lem-C.3":
+        if r["claim"] == "kou2023/lem-C.3" and r["role"] == "check":
             r["series"]["stable rank - 1"]["y"][3] *= 2
     svg2 = re.findall(r"<svg.*?</svg>", report.render(d), re.S)
     assert len(svg) == len(svg2) and sum(a != b for a, b in zip(svg, svg2)) == 1

@@ -122,8 +122,10 @@ def _header(doc, rows, papers) -> str:
     status = run.get("exitstatus")
     st = EXIT.get(status, f"exit status {status}") if status is not None else "run status unknown"
     recorded = sum(len(r.records) for r in rows)
+    rej = [sum(v) for v in zip(*(r.rejected for r in rows))] or [0, 0]
     out = ['<header><h1>Tightness report</h1>',
            f'<p>{len(rows)} claims of {len(papers)} papers; {recorded} measurements; '
+           f'{rej[0]} of {rej[1]} deliberately wrong versions rejected by the checks; '
            f'run: <strong>{esc(st)}</strong>.</p>']
     out.append('<p class="counts">' + "".join(
         f'<span>{badge(v)} {c.get(v, 0)}</span>' for v in ORDER if c.get(v, 0) or v != "error") + "</p>")
@@ -167,6 +169,10 @@ def _summary(rows) -> str:
         secs = "" if r.seconds is None else f"{r.seconds:.2f}"
         flag = ' <span class="err" title="a test of this claim failed">⚠ test failed</span>' if r.failed_tests \
             and r.verdict != "error" else ""
+        ok, tried = r.rejected
+        if tried:
+            flag += (f'<br><span class="small{"" if ok == tried else " err"}" title="companion tests: wrong versions '
+                     f'of the claim run through the same check">{ok}/{tried} wrong versions rejected</span>')
         sort_t = num((h or {}).get("ratio"))
         out.append(
             f'<tr class="row" data-claim="{esc(r.id)}"><td data-sort="{i:05d}"><a href="#{anchor(r.id)}">{esc(r.id)}</a></td>'
@@ -248,6 +254,11 @@ def _claim(r: ClaimRow, figs: Figures) -> str:
         nfig = [0]
         for k, rec in enumerate(r.records, 1):
             out.append(_record(rec, k, len(r.records), figs, nfig))
+        if r.companions:
+            ok, tried = r.rejected
+            out.append(f'<h5>Wrong versions run through the check: {ok} of {tried} rejected</h5>')
+            for k, rec in enumerate(r.companions, 1):
+                out.append(_record(rec, k, tried, figs, nfig))
     except Exception as e:  # keep the page whole whatever a record holds
         out.append(f'<p class="err">could not render the records: {esc(type(e).__name__)}: {esc(e)}</p>')
     out.append("</section>")
@@ -255,7 +266,13 @@ def _claim(r: ClaimRow, figs: Figures) -> str:
 
 
 def _record(rec: dict, k: int, n: int, figs: Figures, nfig: list) -> str:
-    out = [f'<div class="record"><p>{badge(rec.get("verdict", ""))} <strong>measurement {k}/{n}</strong> '
+    if rec.get("role") == "companion":
+        ok = rec.get("verdict") == "holds"
+        head = (f'<span class="v v-{"holds" if ok else "error"}">{"rejected" if ok else "NOT rejected"}</span> '
+                f'<strong>wrong version {k}/{n}</strong> ')
+    else:
+        head = f'{badge(rec.get("verdict", ""))} <strong>measurement {k}/{n}</strong> '
+    out = [f'<div class="record"><p>{head}'
            f'<span class="small"><code>{esc(rec.get("test", ""))}</code>'
            f'{" · " + esc(fmt(rec.get("seconds"))) + " s" if rec.get("seconds") is not None else ""}'
            f'{" · " + esc(rec.get("device")) if rec.get("device") else ""}</span></p>']

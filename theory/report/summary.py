@@ -1,9 +1,11 @@
 """Per-claim aggregation of the run's records: verdict, headline tightness figure, time.
 
 Rule (stated on the page): a claim's verdict is the *worst* verdict among its
-records, in the order violated > expected-failure > vacuous > holds >
-not-applicable. A catalog claim without any record is "not encoded"; one whose
-checks failed before writing a record is "error". The headline tightness figure
+check records, in the order violated > expected-failure > vacuous > holds >
+not-applicable. A catalog claim without any record is "not encoded". "Error" when
+a check of the claim failed or crashed (whatever it recorded before, unless that
+says violated) or a companion record says a wrong version was not rejected.
+Companion records (``role="companion"``) are listed apart. The headline tightness figure
 is taken from the first record (results.json order) that carries the claim's
 verdict, preferring records with a numeric ratio, a tightness description, a
 table or series and a configuration (the main measurement over its controls).
@@ -22,7 +24,9 @@ LABELS = {"violated": "violated", "error": "error", "expected-failure": "expecte
           "holds": "holds", "not-applicable": "not applicable", "not-encoded": "not encoded"}
 VERDICT_RULE = ("A claim's verdict is the worst verdict among its records: violated > expected failure > "
                 "vacuous > holds > not applicable. \"Not encoded\": no check of this run covered the claim. "
-                "\"Error\": a check of the claim failed or crashed before writing a record.")
+                "\"Error\": a check of the claim failed or crashed (this overrides what it recorded before, "
+                "unless that says violated), or the check did not reject a deliberately wrong version of the "
+                "claim. Wrong-version (companion) tests are listed per claim and never set its verdict.")
 
 
 def num(x) -> float | None:
@@ -46,7 +50,8 @@ class ClaimRow:
     """Everything the page shows about one claim."""
 
     info: ClaimInfo
-    records: list = field(default_factory=list)
+    records: list = field(default_factory=list)     # role "check"
+    companions: list = field(default_factory=list)  # role "companion": wrong versions run through the check
     verdict: str = "not-encoded"
     headline: dict | None = None
     seconds: float | None = None
@@ -60,7 +65,12 @@ class ClaimRow:
 
     @property
     def findings(self) -> list[dict]:
-        return [r for r in self.records if r.get("finding")]
+        return [r for r in self.records + self.companions if r.get("finding")]
+
+    @property
+    def rejected(self) -> tuple[int, int]:
+        """(wrong versions rejected, wrong versions tried) by this claim's companion tests."""
+        return sum(r.get("verdict") == "holds" for r in self.companions), len(self.companions)
 
     @property
     def label(self) -> str:
@@ -89,27 +99,27 @@ def build_rows(doc: dict, catalog: dict[str, ClaimInfo] | None = None) -> list[C
     """One row per catalog claim (plus any recorded claim missing from the catalog), in catalog order."""
     catalog = all_claims() if catalog is None else catalog
     by_claim: dict[str, list[dict]] = defaultdict(list)
+    companions: dict[str, list[dict]] = defaultdict(list)
     for r in doc.get("records", []):
-        by_claim[r.get("claim", "?")].append(r)
+        (companions if r.get("role") == "companion" else by_claim)[r.get("claim", "?")].append(r)
     tests_by_claim: dict[str, list[dict]] = defaultdict(list)
     for nodeid, t in sorted((doc.get("run", {}).get("tests") or {}).items()):
         for cid in _claims_of_test(t):
             tests_by_claim[cid].append(dict(t, nodeid=nodeid))
     infos = dict(catalog)
-    for i, cid in enumerate(sorted(set(by_claim) | set(tests_by_claim))):
+    for i, cid in enumerate(sorted(set(by_claim) | set(companions) | set(tests_by_claim))):
         if cid not in infos:  # recorded but not in this catalog: still shown
             paper = cid.split("/")[0]
             infos[cid] = ClaimInfo(cid, paper, "(not in the catalog)", "", "", "", "", "", 10_000 + i)
     rows = []
     for cid, ci in sorted(infos.items(), key=lambda kv: (kv[1].paper, kv[1].order)):
-        recs = by_claim.get(cid, [])
+        recs, comp = by_claim.get(cid, []), companions.get(cid, [])
         tests = tests_by_claim.get(cid, [])
         failed = [t for t in tests if t.get("outcome") in ("failed", "error")]
-        verdict = worst(r.get("verdict") for r in recs)
-        if not recs and failed:
-            verdict = "error"
-        row = ClaimRow(ci, recs, verdict, _headline(recs, verdict), tests=tests, failed_tests=failed)
-        row.seconds = _seconds(recs, tests)
+        weak = any(r.get("verdict") != "holds" for r in comp)
+        verdict = worst([r.get("verdict") for r in recs] + ["error"] * bool(failed or weak))
+        row = ClaimRow(ci, recs, comp, verdict, _headline(recs, verdict), tests=tests, failed_tests=failed)
+        row.seconds = _seconds(recs + comp, tests)
         if verdict == "not-encoded":
             why = not_checkable_reason(ci)
             row.reason = ("no check of this run covers this claim"
