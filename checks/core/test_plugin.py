@@ -55,3 +55,30 @@ def test_collect_only_leaves_the_last_report_alone(tmp_path):
     r = _run(tmp_path, "import pytest\n@pytest.mark.claim('kou2023/lem-5.2')\ndef test_a(record):\n    pass\n", "--co")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (rep / "index.html").read_text() == "previous" and not (rep / "results.json").exists()
+
+
+@pytest.mark.parametrize("mark, ok", [
+    ("xfail(strict=True, reason='paper typo')", False),                          # any exception would pass
+    ("xfail(strict=True, raises=AssertionError, reason='paper typo')", False),   # a failed control would pass
+    ("xfail(raises=ClaimViolation, reason='paper typo')", False),                # not strict
+    ("xfail(strict=True, raises=ClaimViolation, reason='paper typo')", True),
+])
+def test_expected_failures_must_expect_a_claim_violation(tmp_path, mark, ok):
+    body = ("import pytest\nfrom theory import ClaimViolation, assert_claim\n"
+            f"@pytest.mark.claim('kou2023/lem-5.3')\n@pytest.mark.{mark}\n"
+            "def test_a():\n    assert_claim(1 > 2, 'printed bound fails')\n")
+    r = _run(tmp_path, body)
+    out = r.stdout + r.stderr
+    if ok:
+        assert r.returncode == 0 and "1 xfailed" in out, out
+    else:
+        assert r.returncode != 0 and "an expected failure needs xfail" in out, out
+
+
+def test_a_failed_control_inside_an_expected_failure_is_a_failure(tmp_path):
+    body = ("import pytest\nfrom theory import ClaimViolation\n"
+            "@pytest.mark.claim('kou2023/lem-5.3')\n"
+            "@pytest.mark.xfail(strict=True, raises=ClaimViolation, reason='paper typo')\n"
+            "def test_a():\n    assert 1 > 2, 'control'\n")
+    r = _run(tmp_path, body)
+    assert r.returncode == 1 and "1 failed" in r.stdout, r.stdout + r.stderr

@@ -22,6 +22,7 @@ import torch
 
 from .. import claims as _claims
 from .. import device as _device
+from ..errors import ClaimViolation
 from ..records import Measurement, RecordWriter, merge
 from .context import PROFILES, RunContext
 
@@ -89,8 +90,22 @@ def pytest_collection_modifyitems(session, config, items):
                 _claims.get(cid)
             except (ValueError, FileNotFoundError) as e:
                 problems.append(f"{item.nodeid}: {e}")
+        if not harness_test:
+            problems += [f"{item.nodeid}: {p}" for p in map(_xfail_problem, item.iter_markers("xfail")) if p]
     if problems:
         raise pytest.UsageError("claim marker errors:\n  " + "\n  ".join(problems))
+
+
+def _xfail_problem(mark) -> str | None:
+    """An expected failure of a check must be strict and name ClaimViolation as what it expects:
+    otherwise a crash or a failed control would pass as the paper being wrong."""
+    raises = mark.kwargs.get("raises")
+    kinds = raises if isinstance(raises, tuple) else (raises,)
+    if not all(isinstance(k, type) and issubclass(k, ClaimViolation) for k in kinds):
+        return "an expected failure needs xfail(raises=theory.ClaimViolation, strict=True, reason=...)"
+    if mark.kwargs.get("strict") is not True or not mark.kwargs.get("reason"):
+        return "an expected failure needs xfail(strict=True) and a reason"
+    return None
 
 
 @pytest.fixture(scope="session")
