@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 import torch
 
+from theory import ClaimViolation, assert_claim
 from theory.papers.bantzis2025 import bounds as B
 from theory.papers.bantzis2025 import escape as es
 from theory.papers.bantzis2025 import localized as loc
-from theory.sim.heun import heun_flow
+
+from ._shared import stime_runs
 
 TOL = 1e-9  # DOP853 at rtol 1e-11 over ≤ 7 sample times: global error ~1e-11 relative
 
@@ -61,9 +63,10 @@ def _rel(pred, obs):
 @pytest.mark.parametrize("L", [2, 3, 4, 5])
 def test_norm_law_along_escape_direction_corrected(record, ctx, L):
     X, G = _data(record, ctx)
-    rows, worst = [], 0.0
+    rows, worst, first = [], 0.0, None
     for start in (1.0, 1e-3):
         r = _run_ray(X, G, L, start)
+        first = first or r
         e_c = _rel(B.norm_law(r["t"], r["r0"], r["s"], L), r["obs"])
         e_p = _rel(B.norm_law(r["t"], r["r0"], r["s"], L, printed=True), r["obs"])
         e_bar = _rel(B.norm_law(r["t"], r["r0"], B.unit_speed(r["s"], L), L, printed=True), r["obs"])
@@ -72,10 +75,11 @@ def test_norm_law_along_escape_direction_corrected(record, ctx, L):
                      "corrected rel err": e_c, "printed (s) rel err": e_p, "printed with s̄=L^{-L/2}s": e_bar,
                      "direction drift": r["drift"]})
         assert r["res"] < 1e-13 and r["drift"] < 1e-9
-    r = _run_ray(X, G, L, 1.0)
-    assert worst <= TOL
-    record("holds", observed=worst, bound=TOL, table=rows, config={"L": L, "data": "gaussian N=10 d=3"},
-           tightness="max relative error of the corrected norm law",
+    r = first
+    ok = worst <= TOL
+    record("holds" if ok else "violated", observed=worst, bound=TOL, table=rows,
+           config={"L": L, "data": "gaussian N=10 d=3", "integrator": "DOP853 rtol 1e-11"},
+           tightness="max relative error of the corrected norm law (tolerance: DOP853 global error)",
            series={f"L={L} observed": {"x": r["t"].tolist(), "y": r["obs"].tolist(), "xlabel": "t", "ylabel": "‖θ(t)‖",
                                       "logy": True, "plot": f"norm-law-L{L}"},
                    f"L={L} corrected": {"x": r["t"].tolist(), "y": B.norm_law(r["t"], r["r0"], r["s"], L).tolist(),
@@ -86,12 +90,14 @@ def test_norm_law_along_escape_direction_corrected(record, ctx, L):
                                      "xlabel": "t", "ylabel": "‖θ(t)‖ (0 = past predicted blow-up)", "logy": False,
                                      "plot": f"norm-law-L{L}-printed"}},
            note="Corrected: ‖θ‖^{2−L} = ‖θ_0‖^{2−L} + (2−L)L^{1−L/2}s(t−t_0), e^{s(t−t_0)} for L=2 (= printed law "
-                "with the unit-sphere speed s̄).")
+                f"with the unit-sphere speed s̄); printed law with s: relative error up to "
+                f"{max(x['printed (s) rel err'] for x in rows):.3g} (table).")
+    assert ok, rows
 
 
 @pytest.mark.claim("bantzis2025/prop-2.2")
 @pytest.mark.parametrize("L", [2, 3])
-@pytest.mark.xfail(strict=True, reason="printed Prop 2.2 constant (2−L)Ls / e^{2st} uses the unit-sphere speed")
+@pytest.mark.xfail(strict=True, raises=ClaimViolation, reason="printed Prop 2.2 constant (2−L)Ls / e^{2st} uses the unit-sphere speed")
 def test_norm_law_as_printed(record, ctx, L):
     X, G = _data(record, ctx)
     r = _run_ray(X, G, L)
@@ -102,7 +108,7 @@ def test_norm_law_as_printed(record, ctx, L):
                     f"is {e_p:.3g} " + ("(it predicts e^(2st); the flow gives e^(st)). " if L == 2 else
                                          f"(predicted blow-up at t={tb:.3g}, true {B.blowup_time(r['r0'], r['s'], L):.3g}). ")
                     + "The printed constant holds with s̄ = L^(−L/2)s: off by L^(L/2)."))
-    assert e_p <= TOL
+    assert_claim(e_p <= TOL, f"printed Prop 2.2 norm law: relative error {e_p:.3g} > {TOL:g} at L={L}")
 
 
 @pytest.mark.claim("bantzis2025/prop-A.2")
@@ -119,15 +125,19 @@ def test_proof_step_loss_along_ray(record, ctx):
         err_p = float(np.max(np.abs(L0 + r["s"] * r["obs"] ** L) / np.abs(L0)))
         worst = max(worst, err)
         rows.append({"L": L, "rel err (s̄)": err, "rel err (printed s)": err_p, "L^{L/2}": L ** (L / 2)})
-    assert worst <= 1e-10    # pointwise evaluation at integrated states: rounding only
-    assert all(r["rel err (printed s)"] > 0.5 for r in rows)
-    record("holds", observed=worst, bound=1e-10, table=rows,
-           finding="", note="The proof's step 'L0(θ̄(t_0)) = −s' is where the factor L^{L/2} is lost: with "
-                            "‖ρ‖² = L, L0(θ̄) = −L^{−L/2}s. The printed version is off by L^{L/2} (table).")
+    # pointwise evaluation at integrated states: rounding only (1e-10); the printed step (s for s̄) must be
+    # rejected by the same comparison at every depth (mutation result in the table)
+    ok = worst <= 1e-10
+    rejected = all(r["rel err (printed s)"] > 0.5 for r in rows)
+    record("holds" if ok else "violated", observed=worst, bound=1e-10, table=rows,
+           note="The proof's step 'L0(θ̄(t_0)) = −s' is where the factor L^{L/2} is lost: with ‖ρ‖² = L, "
+                f"L0(θ̄) = −L^{{−L/2}}s. The printed version is off by L^{{L/2}} (relative error ≥ "
+                f"{min(r['rel err (printed s)'] for r in rows):.3g} in the table).")
+    assert ok and rejected, rows
 
 
 @pytest.mark.claim("bantzis2025/prop-A.2")
-@pytest.mark.xfail(strict=True, reason="proof step L0(θ(t)) = −s‖θ(t)‖^L is off by L^{L/2}")
+@pytest.mark.xfail(strict=True, raises=ClaimViolation, reason="proof step L0(θ(t)) = −s‖θ(t)‖^L is off by L^{L/2}")
 def test_proof_step_as_printed(record, ctx):
     X, G = _data(record, ctx)
     r = _run_ray(X, G, 3)
@@ -136,7 +146,7 @@ def test_proof_step_as_printed(record, ctx):
     err = float(np.max(np.abs(L0 + r["s"] * r["obs"] ** 3) / np.abs(L0)))
     record("expected-failure", observed=err, bound=1e-10, config={"L": 3},
            finding=f"Along the escape ray L0(θ(t)) = −3^(−3/2)s‖θ‖³, not −s‖θ‖³ (relative error {err:.3g}).")
-    assert err <= 1e-10
+    assert_claim(err <= 1e-10, f"proof step L0(θ(t)) = −s‖θ(t)‖^L: relative error {err:.3g}")
 
 
 @pytest.mark.claim("bantzis2025/eq-escape-time")
@@ -156,7 +166,7 @@ def test_output_bound(record, ctx):
         worst = max(worst, float(ratio.max()))
         rows.append({"L": L, "width": n, "max ‖Y‖/((‖θ‖/√L)^L‖X‖)": float(ratio.max()),
                      "max ‖Y‖/(Π‖W‖_op‖X‖)": mid})
-        assert mid <= 1 + 1e-12 and float((opprod / bound).max()) <= 1 + 1e-12
+        rows[-1]["Π‖W‖_op ≤ (‖θ‖/√L)^L"] = float((opprod / bound).max()) <= 1 + 1e-12
     # equality case: X = x1ᵀ, width-one chain W_1 = a x̂ᵀ, W_ℓ = [a]
     x = torch.tensor([0.6, -0.8, 0.0, 0.0, 0.0], dtype=ctx.dtype) * 2.5
     X = x.expand(7, 5)
@@ -166,13 +176,15 @@ def test_output_bound(record, ctx):
         th = [a * (x / x.norm()).reshape(1, 1, 5)] + [torch.full((1, 1, 1), a, dtype=ctx.dtype)] * (L - 1)
         rat = float(loc.output(th, X).norm() / ((loc.sq_norm(th).sqrt() / math.sqrt(L)) ** L * X.norm()))
         eq.append(rat)
-    assert max(abs(r - 1) for r in eq) <= 1e-12 and worst <= 1 + 1e-12
-    # a tightened bound (constant 0.99) is rejected by the equality case
-    assert max(eq) > 0.99 * (1 + 1e-12)
-    record("holds", observed=worst, bound=1.0, table=rows,
-           tightness=f"random nets: max ratio {worst:.3g}; equality case ratios {eq}",
-           note="‖Y_θ‖_F ≤ Π‖W_ℓ‖_op‖X‖_F ≤ (‖θ‖/√L)^L‖X‖_F; equality attained (ratio 1 to 1e-12), so a "
-                "constant 0.99 would be violated.")
+    # float64 products of ≤ 8 matrices: 1e-12 relative
+    ok = (worst <= 1 + 1e-12 and all(r["max ‖Y‖/(Π‖W‖_op‖X‖)"] <= 1 + 1e-12 for r in rows)
+          and all(r["Π‖W‖_op ≤ (‖θ‖/√L)^L"] for r in rows))
+    tight = max(abs(r - 1) for r in eq) <= 1e-12
+    record("holds" if ok else "violated", observed=worst, bound=1.0, table=rows,
+           tightness=f"random nets: max ratio {worst:.3g}; equality case ratios {[round(v, 15) for v in eq]}",
+           note="‖Y_θ‖_F ≤ Π‖W_ℓ‖_op‖X‖_F ≤ (‖θ‖/√L)^L‖X‖_F; equality attained (ratio 1 to "
+                f"{max(abs(r - 1) for r in eq):.1e}), so any constant < 1 (e.g. 0.99) would be violated.")
+    assert ok and tight, (rows, eq)
 
 
 def _hit_times(X, G, L, factors):
@@ -198,22 +210,47 @@ def test_escape_time_corrected(record, ctx):
             e = abs(pc - t1) / t1
             worst = max(worst, e)
             rows.append({"L": L, "r/‖θ_0‖": f, "observed t_1": t1, "corrected": pc, "printed": pp})
-    assert worst <= TOL
-    record("holds", observed=worst, bound=TOL, table=rows,
+    ok = worst <= TOL
+    record("holds" if ok else "violated", observed=worst, bound=TOL, table=rows,
+           tightness="max relative error of the corrected escape time vs the DOP853 hitting time",
            note="t_1(r) − t_0 = (‖θ_0‖^{2−L} − r^{2−L})/((L−2)L^{1−L/2}s); log(r/‖θ_0‖)/s for L = 2.")
+    assert ok, rows
+
+
+ESCAPE_VARIANTS = {
+    # name: (L, sign, unit speed s̄?, what is wrong)
+    "printed (sign and constant), L=3": (3, +1, False, "'+r^(2−L)' and the Def-2.1 speed s in (L−2)Ls"),
+    "printed sign only (constant corrected with s̄), L=3": (3, +1, True, "'+r^(2−L)' alone"),
+    "printed sign only (constant corrected with s̄), L=4": (4, +1, True, "'+r^(2−L)' alone"),
+    "printed constant only (sign corrected), L=3": (3, -1, False, "the constant (L−2)Ls with the Def-2.1 speed s"),
+    "printed L=2 form log(r/‖θ_0‖)/(2s)": (2, -1, False, "the factor 2 (the L=2 case of the same constant)"),
+}
 
 
 @pytest.mark.claim("bantzis2025/eq-escape-time")
-@pytest.mark.xfail(strict=True, reason="printed escape time has '+r^{2−L}' (sign) and the L^{L/2} constant")
-def test_escape_time_as_printed(record, ctx):
+@pytest.mark.parametrize("variant", list(ESCAPE_VARIANTS))
+@pytest.mark.xfail(strict=True, raises=ClaimViolation,
+                   reason="printed escape time: '+r^{2−L}' should be '−r^{2−L}', and (L−2)Ls / 2s use the "
+                          "unit-sphere speed; each error is shown on its own")
+def test_escape_time_as_printed(record, ctx, variant):
+    """Each printed error on its own: the sign with the corrected constant, the constant with the corrected
+    sign, both, and the L = 2 formula; the corrected form (sign −, s̄) passes in test_escape_time_corrected."""
+    L, sign, unit, what = ESCAPE_VARIANTS[variant]
     X, G = _data(record, ctx)
-    f, t1, s, r0 = _hit_times(X, G, 3, (10.0,))[0]
-    pp = B.escape_time(f * r0, r0, s, 3, printed=True)
-    sign_only = (r0 ** -1 - (f * r0) ** -1) / (3 * s)
-    record("expected-failure", observed=pp, bound=t1, config={"L": 3, "r/‖θ_0‖": f},
-           finding=(f"Printed t_1 − t_0 = {pp:.4g} vs integrated {t1:.4g} at L=3; with the sign fixed but the "
-                    f"printed constant: {sign_only:.4g}. Correct: (‖θ_0‖^(2−L) − r^(2−L))/((L−2)L^(1−L/2)s)."))
-    assert abs(pp - t1) / t1 <= TOL
+    rows = []
+    for f, t1, s, r0 in _hit_times(X, G, L, (2.0, 10.0)):
+        pv = B.escape_time_form(f * r0, r0, s, L, sign=sign, unit=unit)
+        rows.append({"r/‖θ_0‖": f, "observed t_1 − t_0": t1, "variant": pv, "rel err": abs(pv - t1) / t1,
+                     "corrected": B.escape_time(f * r0, r0, s, L)})
+    err = max(r["rel err"] for r in rows)
+    # control: the corrected formula matches the same integrated hitting times (plain assert: not the finding)
+    assert max(abs(r["corrected"] - r["observed t_1 − t_0"]) / r["observed t_1 − t_0"] for r in rows) <= TOL
+    record("expected-failure", observed=err, bound=TOL, table=rows,
+           config={"L": L, "sign": "+" if sign > 0 else "−", "speed": "s̄ = L^(−L/2)s" if unit else "s (Def. 2.1)"},
+           finding=(f"Escape time with {what} is wrong: relative error {err:.3g} against the integrated hitting "
+                    f"time at L={L} (the corrected (‖θ_0‖^(2−L) − r^(2−L))/((L−2)L^(1−L/2)s) matches to "
+                    f"{max(abs(r['corrected'] - r['observed t_1 − t_0']) / r['observed t_1 − t_0'] for r in rows):.1e})."))
+    assert_claim(err <= TOL, f"{variant}: relative error {err:.3g} > {TOL:g}")
 
 
 @pytest.mark.claim("bantzis2025/prop-A.1")
@@ -245,78 +282,104 @@ def test_gradient_flow_decomposition_pointwise(record, ctx):
         worst = max(worst, e1, e2, e3)
         rows.append({"L": L, "radial rel err": e1, "angular rel err": e2, "∇L0(θ)=‖θ‖^{L−1}∇L0(θ̄) err": e3,
                      "without factor L (median rel err)": wrong})
-        assert wrong > 0.3
     # products of ≤ 6 layers in float64; relative errors ~1e-15, except members with tiny L0 (cancellation)
-    assert worst <= 1e-9
-    record("holds", observed=worst, bound=1e-9, table=rows, config={"θ per depth": E, "width": 8},
-           note="Euler's identity makes both formulas exact wherever L0 is differentiable; dropping L is rejected.")
+    ok = worst <= 1e-9
+    rejected = all(r["without factor L (median rel err)"] > 0.3 for r in rows)
+    record("holds" if ok else "violated", observed=worst, bound=1e-9, table=rows, config={"θ per depth": E, "width": 8},
+           note="Euler's identity makes both formulas exact wherever L0 is differentiable; the radial formula "
+                f"without the factor L is rejected (median relative error ≥ "
+                f"{min(r['without factor L (median rel err)'] for r in rows):.2f}).")
+    assert ok and rejected, rows
 
 
-def _stime_run(L, dt, horizon, E, gen, dtype):
-    X = torch.randn(10, 3, generator=gen, dtype=dtype)
-    G = torch.randn(10, generator=gen, dtype=dtype)
-    X, G = X / X.norm(), G / G.norm()
-    th0 = loc.to_sphere(loc.random_sphere(E, [3] + [4] * (L - 1) + [1],
-                                          generator=gen, dtype=dtype), 0.25)
+def _stime_fits(ctx):
+    """Per L and formula: the errors over the dt grid, a power fit err ≈ C·dt^k (corrected: must converge,
+    the 99% CI of k excludes 0) and an affine fit err ≈ e_0 + b·dt whose intercept e_0 is the dt → 0 limit of the
+    error (printed: bounded away from 0)."""
+    from theory.stats import fit_affine, fit_power
 
-    def obs(t, ps):
-        n = torch.sqrt(loc.sq_norm(ps))
-        return {"norm": n, "rate": loc.localized_loss(loc.scale(ps, 1 / n), X, G) * n ** (L - 2),
-                "dtau": n ** (L - 2)}
-
-    res = heun_flow(lambda ps: loc.localized_loss(ps, X, G), th0, dt=dt, steps=int(round(horizon / dt)),
-                    observe=obs, freeze=lambda ps: torch.sqrt(loc.sq_norm(ps)) >= 3.0)
-    n = res.stacked("norm")
-    rate = res.stacked("rate")
-    tau = res.stacked("dtau")
-    stop = torch.where(res.frozen_at >= 0, res.frozen_at, torch.full_like(res.frozen_at, n.shape[0] - 1))
-    I = torch.cat([torch.zeros(1, E, dtype=dtype), torch.cumsum(0.5 * dt * (rate[1:] + rate[:-1]), 0)])
-    T = torch.cat([torch.zeros(1, E, dtype=dtype), torch.cumsum(0.5 * dt * (tau[1:] + tau[:-1]), 0)])
-    err_c, err_p = [], []
-    for e in range(E):
-        k = int(stop[e]) + 1
-        pc = 0.5 * torch.exp(-L * I[:k, e])
-        pp = 0.5 * torch.exp(-I[:k, e])
-        err_c.append(float(((pc - n[:k, e]).abs() / n[:k, e]).max()))
-        err_p.append(float(((pp - n[:k, e]).abs() / n[:k, e]).max()))
-    return max(err_c), max(err_p), float(n.max()), T, I
+    rows = stime_runs(ctx.profile, ctx.seed, str(ctx.device))
+    fits = {}
+    for L in sorted({r["L"] for r in rows}):
+        rs = [r for r in rows if r["L"] == L]
+        dts = [r["dt"] for r in rs]
+        for key in ("norm corrected", "time corrected", "norm printed", "time printed"):
+            ys = [r[f"{key} (member mean)"] for r in rs]
+            fits[(L, key)] = {"dt": dts, "err": ys, "max": [r[key] for r in rs], "power": fit_power(dts, ys),
+                              "affine": fit_affine(dts, ys)}
+    return rows, fits
 
 
-@pytest.mark.claim("bantzis2025/eq-stime")
-def test_reparametrized_time_norm_formula(record, ctx):
-    gen_cfg = {"L": 3, "E": 8}
-    dts = ctx.pick(quick=[8e-3, 4e-3], full=[2e-3, 1e-3, 5e-4])
-    horizon = ctx.pick(quick=5.0, full=40.0)
-    rows = []
-    for L in ctx.pick(quick=[3], full=[3, 4]):
-        for dt in dts:
-            ec, ep, nmax, _, _ = _stime_run(L, dt, horizon, 8, record.generator(gen_cfg | {"L": L}), ctx.dtype)
-            rows.append({"L": L, "dt": dt, "corrected e^{−L∫L0}": ec, "printed e^{−∫L0}": ep, "max ‖θ‖": nmax})
-    ec = [r["corrected e^{−L∫L0}"] for r in rows]
-    ep = [r["printed e^{−∫L0}"] for r in rows]
-    # the corrected formula's error is discretization error: it shrinks ≥1.8× when dt halves
-    # (Heun is first order across kinks, second order between), and is small in absolute terms
-    conv = all(ec[i] / ec[i + 1] >= 1.8 for i in range(len(ec) - 1) if rows[i]["L"] == rows[i + 1]["L"])
-    assert conv and max(ec) < 1e-3
-    assert min(ep) > 1e-2
-    record("holds", observed=max(ec), bound=1e-3, table=rows,
-           config={"width": 4, "inits": 8, "‖θ_0‖": 0.5, "horizon": horizon, "norm cap": 3},
-           tightness="corrected-form error → 0 with dt; printed-form error constant in dt",
-           series={"corrected": {"x": [r["dt"] for r in rows], "y": ec, "xlabel": "dt", "ylabel": "max rel error",
-                                 "logx": True, "logy": True, "plot": "stime"},
-                   "printed": {"x": [r["dt"] for r in rows], "y": ep, "xlabel": "dt", "ylabel": "max rel error",
-                               "logx": True, "logy": True, "plot": "stime"}},
-           note="‖θ(τ)‖ = ‖θ_0‖exp(−L∫L0(θ̄)dτ) (corrected); the printed exponentials lack the factor L.")
+def _fit_row(L, key, f):
+    p, a = f["power"], f["affine"]
+    return {"L": L, "formula": key, "mean-over-runs errors (dt grid)": f["err"], "max errors (dt grid)": f["max"],
+            "fitted exponent k": p.exponent,
+            "99% CI of k": p.ci, "limit dt→0 (affine intercept)": a.intercept, "99% CI of limit": a.intercept_ci}
 
 
 @pytest.mark.claim("bantzis2025/eq-stime")
-@pytest.mark.xfail(strict=True, reason="printed Sec. 2.1 formula ‖θ(τ)‖ = ‖θ_0‖exp(−∫L0) misses the factor L")
-def test_reparametrized_time_as_printed(record, ctx):
-    ec, ep, *_ = _stime_run(3, 8e-3, 5.0, 8, record.generator({"L": 3, "E": 8}), ctx.dtype)
-    record("expected-failure", observed=ep, bound=1e-3, config={"L": 3, "dt": 4e-3},
-           finding=f"Printed ‖θ_0‖exp(−∫L0(θ̄)dτ) is off by relative error {ep:.3g} (corrected form with the "
-                   f"factor L: {ec:.2g}, a discretization error that halves with dt).")
-    assert ep <= 1e-3
+def test_reparametrized_time_formulas_corrected(record, ctx):
+    """Sec. 2.1 with the factor L: ‖θ(τ)‖ = ‖θ_0‖e^{−L∫L0(θ̄)dτ} and t(τ) = ‖θ_0‖^{2−L}∫exp((L−2)L∫L0)dτ.
+
+    The integrated flow (batched Heun) is compared with both formulas on a geometric dt grid. Heun is
+    second order between kinks and first order across them, so the corrected errors (mean over runs of
+    each run's max relative error) must fall like dt^k, k ≈ 1–2 (asserted: the 99% CI of the fitted k
+    excludes 0, and the max error at the smallest dt is ≤ 1e-4); the printed forms are asserted in the
+    xfail tests below (their dt → 0 limit is not 0)."""
+    rows, fits = _stime_fits(ctx)
+    table, ok = [], True
+    for (L, key), f in fits.items():
+        table.append(_fit_row(L, key, f))
+        if "corrected" in key:
+            ok &= f["power"].ci[0] > 0 and f["max"][-1] <= 1e-4
+    corr = [t for t in table if "corrected" in t["formula"]]
+    series = {}
+    for (L, key), f in fits.items():
+        series[f"L={L} {key}"] = {"x": f["dt"], "y": f["err"], "xlabel": "dt", "ylabel": "relative error (mean over runs)",
+                                  "logx": True, "logy": True, "plot": f"stime-L{L}"}
+    record("holds" if ok else "violated", observed=max(f["max"][-1] for (L, k), f in fits.items() if "corrected" in k),
+           bound=1e-4, table=rows + table, series=series,
+           config={"dt grid": sorted({r["dt"] for r in rows}), "depths": sorted({r["L"] for r in rows}), "width": 4,
+                   "runs": rows[0]["runs"], "horizon": 10.0, "norm cap": 3},
+           tightness="observed = corrected-form error at the smallest dt; fitted exponents "
+                     + ", ".join(f"{t['formula']} (L={t['L']}): k = {t['fitted exponent k']:.2f}" for t in corr),
+           note="Both corrected formulas (with the factor L) converge to the flow as dt → 0; the printed ones "
+                "(without L) have a non-zero dt → 0 limit (table: affine intercepts).")
+    assert ok, table
+
+
+def _printed_stime(record, ctx, what):
+    rows, fits = _stime_fits(ctx)
+    table = [_fit_row(L, k, f) for (L, k), f in fits.items() if k == f"{what} printed" or k == f"{what} corrected"]
+    # control (plain assert): the corrected form converges on the same runs
+    assert all(fits[(L, f"{what} corrected")]["power"].ci[0] > 0 for L in {L for L, _ in fits})
+    lim = min(fits[(L, f"{what} printed")]["affine"].intercept_ci[0] for L in {L for L, _ in fits})
+    worst = max(fits[(L, f"{what} printed")]["max"][-1] for L in {L for L, _ in fits})
+    return table, lim, worst, {"dt grid": sorted({r["dt"] for r in rows}), "depths": sorted({L for L, _ in fits})}
+
+
+@pytest.mark.claim("bantzis2025/eq-stime")
+@pytest.mark.xfail(strict=True, raises=ClaimViolation,
+                   reason="printed Sec. 2.1 formula ‖θ(τ)‖ = ‖θ_0‖exp(−∫L0) misses the factor L")
+def test_reparametrized_norm_as_printed(record, ctx):
+    table, lim, worst, cfg = _printed_stime(record, ctx, "norm")
+    record("expected-failure", observed=worst, bound=1e-4, table=table, config=cfg,
+           finding=f"Printed ‖θ(τ)‖ = ‖θ_0‖exp(−∫L0(θ̄)dτ) does not describe the flow: its error does not vanish as "
+                   f"dt → 0 (lower 99% limit of the extrapolated mean-over-runs error {lim:.3g}; max {worst:.3g} at the "
+                   f"smallest dt), while the form with the factor L converges.")
+    assert_claim(lim <= 0, f"printed norm formula: dt→0 error ≥ {lim:.3g}")
+
+
+@pytest.mark.claim("bantzis2025/eq-stime")
+@pytest.mark.xfail(strict=True, raises=ClaimViolation,
+                   reason="printed Sec. 2.1 time change t(τ) = ‖θ_0‖^{2−L}∫exp((L−2)∫L0) misses the factor L")
+def test_reparametrized_time_change_as_printed(record, ctx):
+    table, lim, worst, cfg = _printed_stime(record, ctx, "time")
+    record("expected-failure", observed=worst, bound=1e-4, table=table, config=cfg,
+           finding=f"Printed t(τ) = ‖θ_0‖^(2−L)∫exp((L−2)∫L0)dτ does not describe the flow: its error does not vanish "
+                   f"as dt → 0 (lower 99% limit of the extrapolated mean-over-runs error {lim:.3g}; max {worst:.3g} at "
+                   f"the smallest dt), while the form with (L−2)L converges.")
+    assert_claim(lim <= 0, f"printed time change: dt→0 error ≥ {lim:.3g}")
 
 
 @pytest.mark.claim("bantzis2025/eq-stime")
@@ -340,7 +403,10 @@ def test_scaling_law(record, ctx):
                         zip(es.flow(loc.scale(th0, torch.tensor([alpha], dtype=ctx.dtype)), X, G, t)[1], base))
             worst = max(worst, e)
             rows.append({"L": L, "alpha": alpha, "rel err αθ(α^{L−2}t)": e, "rel err without time change": wrong})
-            assert wrong > 1e-3
-    assert worst <= 1e-8
-    record("holds", observed=worst, bound=1e-8, table=rows,
-           note="GF from αθ_0 equals αθ(α^{L−2}t); without the time change the comparison fails (table).")
+    # DOP853 at rtol 1e-11 on a smooth flow: trajectories agree to ~1e-10; 1e-8 leaves margin
+    ok = worst <= 1e-8
+    rejected = all(r["rel err without time change"] > 1e-3 for r in rows)
+    record("holds" if ok else "violated", observed=worst, bound=1e-8, table=rows,
+           note="GF from αθ_0 equals αθ(α^{L−2}t); without the time change the comparison fails (relative error ≥ "
+                f"{min(r['rel err without time change'] for r in rows):.2g}, table).")
+    assert ok and rejected, rows

@@ -7,7 +7,6 @@ counts and init are not given in the paper; ours are the catalog's OPT-SPEED pro
 """
 import math
 
-import numpy as np
 import pytest
 import torch
 from scipy import stats as st
@@ -59,17 +58,28 @@ def _unconstrained_search_report(record, ctx, X, G, res, cfg):
     above = int((res.speeds > 0.5 + 1e-6).sum())
     i = res.best_index()
     sv = [torch.linalg.svdvals(w[i]).tolist() for w in res.params]
-    # every speed is achieved on the sphere, so it must respect the valid upper bound (LP: 1e-9 solver tol)
+    ratio21 = [v[1] / v[0] if len(v) > 1 and v[0] > 0 else 0.0 for v in sv]
+    # Eq. (2) structure up to symmetry: W_1 rank two with equal singular values, W_2 and W_3 rank one
+    # (harness thresholds: s2/s1 ≥ 0.9 for "rank two, balanced", ≤ 1e-2 for "rank one")
+    eq2 = ratio21[0] >= 0.9 and all(r <= 1e-2 for r in ratio21[1:])
+    # sanity: every speed is achieved on the sphere, so it respects the valid upper bound (LP: 1e-9 solver tol)
     assert best <= U_lip + 1e-9
-    # wide runs must beat the rank-one speed (Example 1(c)); the construction certifies 1/2 exactly
+    # the constructions certify 1/2 (Eq. (2), width ≥ 4) and √2−1 (φ = 0) exactly (float64 evaluation: 1e-14)
     assert table[-1]["certified lower bound (construction)"] == pytest.approx(0.5, abs=1e-14)
     assert table[0]["certified lower bound (construction)"] == pytest.approx(math.sqrt(2) - 1, abs=1e-14)
-    assert best > THR
-    record("holds", claim="bantzis2025/ex-1", observed=best, bound=U_lip, config=cfg, table=table,
-           tightness=f"best {best:.7f} vs 1/2; {above} restarts above 1/2+1e-6; LP upper bound {U_lip:.4f}",
-           note=f"Nothing above 1/2 found ({above} of {res.speeds.numel()} runs exceed 1/2+1e-6). Best run singular "
-                f"values per layer: {[[round(x, 4) for x in v[:3]] for v in sv]} (Eq. (2) structure: W_1 rank two "
-                f"(0.707, 0.707), W_2, W_3 rank one). s*(3) is only bracketed: [1/2, {U_lip:.4f}].")
+    # Example 1 (c): the unconstrained search beats the rank-one optimum √2−1; by Example 1 (a) such a point
+    # needs a layer of rank ≥ 2 (asserted on the best run: some layer has s2/s1 > 1e-3)
+    ok = best > THR and max(ratio21) > 1e-3
+    record("holds" if ok else "violated", claim="bantzis2025/ex-1", observed=best, bound=0.5, config=cfg, table=table,
+           tightness=f"best/½ = {best / 0.5:.6f}; threshold √2−1 = {math.sqrt(2) - 1:.6f} (success = above it + 1e-4); "
+                     f"{above} restarts above ½+1e-6",
+           note=(f"{'Nothing' if above == 0 else str(above) + ' run(s)'} above 1/2 found ({above} of "
+                 f"{res.speeds.numel()} runs exceed 1/2+1e-6; best {best:.7f}). Best run: s2/s1 per layer "
+                 f"{[round(r, 4) for r in ratio21]}, singular values {[[round(x, 4) for x in v[:3]] for v in sv]} — "
+                 + ("the structure of Eq. (2) up to symmetry (W_1 rank two and balanced, W_2, W_3 rank one)"
+                    if eq2 else "not the structure of Eq. (2) (W_1 rank two balanced, W_2, W_3 rank one)")
+                 + f". s*(3) is only bracketed: [{max(best, 0.5):.6f}, {U_lip:.4f}] (Lipschitz LP)."))
+    return ok, (best, ratio21)
 
 
 @pytest.mark.claim("bantzis2025/fig-2")
@@ -77,7 +87,7 @@ def _unconstrained_search_report(record, ctx, X, G, res, cfg):
 def test_success_fraction_increases_with_width(record, ctx, circle8):
     """One OPT-SPEED run, two records: Fig. 2 (fig-2) and the unconstrained search of Example 1 (ex-1)."""
     res, cfg = circle_widths_run(ctx.profile, ctx.seed, str(ctx.device))
-    _unconstrained_search_report(record, ctx, *circle8, res, cfg)
+    ok_ex1, info_ex1 = _unconstrained_search_report(record, ctx, *circle8, res, cfg)
     rows = _per_width(res, cfg["widths"])
     k = [r["successes"] for r in rows]
     n = [r["runs"] for r in rows]
@@ -99,8 +109,11 @@ def test_success_fraction_increases_with_width(record, ctx, circle8):
     record("holds" if ok else "violated", claim="bantzis2025/fig-2", observed=rows[-1]["fraction"], bound=rows[0]["fraction"],
            tightness=f"Fisher p (widest > narrowest) = {p_inc:.2e}; min p(decrease) = {min(p_dec):.3f}; "
                      f"Spearman ρ = {rho:.2f}", config=cfg, table=rows, series=series,
-           note="Consistent with Figure 2: the fraction of restarts beating the rank-one speed grows with width.")
+           note=("Consistent with" if ok else "Not consistent with") + " Figure 2: success fractions "
+                + ", ".join(f"{r['fraction']:.3f} (width {r['width']})" for r in rows) + "; tests: one-sided Fisher "
+                "widest > narrowest at α = 1e-3, and no significant decrease between consecutive widths (α = 1e-3 each).")
     assert ok, rows
+    assert ok_ex1, info_ex1
 
 
 @pytest.mark.claim("bantzis2025/fig-2")
@@ -115,9 +128,12 @@ def test_width_trend_test_is_not_automatic(record, ctx, circle8):
     b = O.opt_speed(X, G, 3, width=8, restarts=R, steps_a=T, steps_b=T, generator=record.generator({"b": 2}))
     ka, kb = int((a.speeds > THR).sum()), int((b.speeds > THR).sum())
     p = float(st.fisher_exact([[kb, R - kb], [ka, R - ka]], alternative="greater").pvalue)
-    assert p >= 1e-3
-    record("holds", observed=p, bound=1e-3, config={"width": 8, "R": R, "T": T},
-           note=f"same-width batches: {ka}/{R} vs {kb}/{R} successes; the trend test does not fire (p={p:.3f})")
+    rejected = p >= 1e-3
+    record("holds" if rejected else "violated", role="companion", observed=p, bound=1e-3,
+           config={"width": 8, "R": R, "T": T},
+           note=f"wrong version: 'the success fraction differs between batches of the same width'. Same-width "
+                f"batches: {ka}/{R} vs {kb}/{R} successes; the trend test does not fire (p={p:.3f} ≥ 1e-3)")
+    assert rejected
 
 
 @pytest.mark.claim("bantzis2025/ex-1")
@@ -136,8 +152,11 @@ def test_rank_one_networks_never_beat_sqrt2_minus_1(record, ctx, circle8):
     rows.append({"width": 4, "rank": "2 (Eq. (2) weights)", "best speed": s2})
     best1 = max(r["best speed"] for r in rows if r["rank"] == 1)
     # float64 evaluation: 1e-9 above √2−1 would already be a counterexample
-    assert best1 <= math.sqrt(2) - 1 + 1e-9 and best1 >= math.sqrt(2) - 1 - 1e-3
-    assert s2 > THR
-    record("holds", observed=best1, bound=math.sqrt(2) - 1, table=rows, config={"restarts": R, "Adam steps": T},
+    ok = best1 <= math.sqrt(2) - 1 + 1e-9
+    reached = best1 >= math.sqrt(2) - 1 - 1e-3          # the search is not degenerate (sanity)
+    rejected = s2 > THR                                  # a rank-two class would fail the same comparison
+    record("holds" if ok else "violated", observed=best1, bound=math.sqrt(2) - 1, table=rows,
+           config={"restarts": R, "Adam steps": T},
            note="The paper's argument ('rank-one layers represent one-neuron functions') is imprecise, but the value "
                 "√2−1 is confirmed by a direct search over rank-one networks (Adam on factors W_ℓ = a_ℓb_ℓᵀ); the rank-two weights of Eq. (2) reach 1/2 under the same functional.")
+    assert ok and reached and rejected, rows

@@ -6,7 +6,8 @@ Speeds: s is the Def-2.1 speed on ‖θ‖² = L; s̄ = L^{−L/2}s is the unit-
   (e^{2st} for L = 2); corrected (2−L)L^{1−L/2} s t (e^{st}), i.e. the printed law with s̄.
 - Escape time (``eq-escape-time``): printed (‖θ_0‖^{2−L} + r^{2−L})/((L−2)Ls); corrected
   (‖θ_0‖^{2−L} − r^{2−L})/((L−2)L^{1−L/2}s); L = 2: log(r/‖θ_0‖)/(2s) printed, /s corrected.
-- Sec. 2.1 (``eq-stime``): ‖θ(τ)‖ = ‖θ_0‖exp(−L∫L0(θ̄)dτ) (printed without the factor L).
+- Sec. 2.1 (``eq-stime``): ‖θ(τ)‖ = ‖θ_0‖exp(−L∫L0(θ̄)dτ) and t(τ) = ‖θ_0‖^{2−L}∫exp((L−2)L∫L0)dτ
+  (both printed without the factor L).
 - Thm 3.1 (``thm-3.1``): c = R*√(2 log R*), bound 8c ℓ^{−1/2}/(1 − cℓ^{−1/2}) (∞ = vacuous when
   the denominator is ≤ 0); Thm A.7 (``thm-A.7``) writes the same number two other ways.
 - Prop 3.3 / A.5 (``prop-3.3``, ``prop-A.5``): B_3.3 = 8‖G‖ε/(s* − ‖G‖ε);
@@ -63,9 +64,39 @@ def escape_time(r: float, r0: float, s: float, L: int, *, printed: bool = False)
     return (r0 ** (2 - L) - r ** (2 - L)) / ((L - 2) * L ** (1 - L / 2) * s)
 
 
-def stime_norm(r0: float, integral: float, L: int, *, printed: bool = False) -> float:
-    """‖θ(τ)‖ from I(τ) = ∫_0^τ L0(θ̄)dτ': corrected r0·e^{−L I}; printed r0·e^{−I}."""
-    return r0 * math.exp(-(1.0 if printed else L) * integral)
+def escape_time_form(r: float, r0: float, s: float, L: int, *, sign: int, unit: bool) -> float:
+    """The printed escape-time expression with one error switched on or off at a time (``eq-escape-time``):
+    (r0^{2−L} + sign·r^{2−L})/((L−2)·L·σ), and log(r/r0)/(2σ) for L = 2, with σ = s̄ = L^{−L/2}s (``unit``,
+    the corrected constant) or σ = s (the printed constant). sign = +1 is the printed '+', −1 the correct
+    sign; (sign=−1, unit=True) equals :func:`escape_time`, (sign=+1, unit=False) the printed formula."""
+    _check(L, s)
+    if sign not in (1, -1):
+        raise ValueError(f"sign must be +1 or -1, got {sign!r}")
+    sig = unit_speed(s, L) if unit else s
+    if L == 2:
+        return math.log(r / r0) / (2 * sig)
+    return (r0 ** (2 - L) + sign * r ** (2 - L)) / ((L - 2) * L * sig)
+
+
+def stime_time(r0, L: int, tau, integral, *, printed: bool = False):
+    """t(τ) = ‖θ_0‖^{2−L}∫_0^τ exp((L−2)·k·I(τ_1))dτ_1 (k = L corrected, k = 1 printed), by the trapezoid rule
+    on samples τ_i, I(τ_i) along axis 0 (torch tensors of shape (T, ...); r0 a number or a tensor of the
+    trailing shape)."""
+    import torch
+
+    f = torch.exp((L - 2) * (1.0 if printed else L) * integral)
+    acc = torch.cumsum(0.5 * (f[1:] + f[:-1]) * (tau[1:] - tau[:-1]), 0)
+    return r0 ** (2 - L) * torch.cat([torch.zeros_like(f[:1]), acc])
+
+
+def stime_norm(r0, integral, L: int, *, printed: bool = False):
+    """‖θ(τ)‖ from I(τ) = ∫_0^τ L0(θ̄)dτ': corrected r0·e^{−L I}; printed r0·e^{−I} (numbers or tensors)."""
+    import torch
+
+    k = 1.0 if printed else L
+    if isinstance(integral, torch.Tensor):
+        return r0 * torch.exp(-k * integral)
+    return r0 * math.exp(-k * integral)
 
 
 def thm31_c(x_norm: float, g_norm: float, s: float) -> float:

@@ -168,6 +168,54 @@ def exact_s2(X: torch.Tensor, G: torch.Tensor, sweep: int = 200_000) -> tuple[fl
     return best, bw
 
 
+def exact_s2_enumerated(X: torch.Tensor, G: torch.Tensor) -> tuple[float, np.ndarray, int]:
+    """s*(2) = max_{‖w‖=1} |Σ_j G_j σ(x_jᵀw)| (F6, d_out = 1) exactly, for d = 2 (any N) or d = 3 (N ≤ 16).
+
+    The maximizer w* either lies inside an activation region, where f(w) = |m_Sᵀw| with
+    m_S = Σ_{j∈S} G_j x_j (S = {j : x_jᵀw* > 0}), so w* = ±m_S/‖m_S‖; or on a kink x_jᵀw = 0. For d = 2
+    the kinks are the points ±x_j^⊥ and the regions are the 2N arcs between them (S read off at each
+    arc's midpoint). For d = 3, on one kink f restricted to the great circle x_j^⊥ is
+    |m_Sᵀw| = |(P_j m_S)ᵀw| (the x_j term vanishes there), so w* = ±P_j m_S/‖P_j m_S‖, and on two kinks
+    w* = ±x_i × x_k/‖·‖; every subset S (2^N − 1) is enumerated. Either way the finite candidate set
+    consists of sphere points and contains w*: max f over it is ≤ s*(2) and ≥ s*(2), i.e. exact up to
+    float rounding (~1e-15 relative). Returns (s*(2), w*, #candidates).
+    """
+    import itertools
+
+    Xn = X.detach().cpu().numpy().astype(float)
+    g = G.detach().cpu().numpy().astype(float)
+    if g.ndim != 1 and not (g.ndim == 2 and g.shape[1] == 1):
+        raise ValueError(f"exact_s2_enumerated needs d_out = 1 (G of shape (N,)), got {g.shape}")
+    g = g.reshape(-1)
+    N, d = Xn.shape
+    xs = Xn[np.linalg.norm(Xn, axis=1) > 0]
+    xh = xs / np.linalg.norm(xs, axis=1, keepdims=True)
+    if d == 2:
+        perp = np.stack([-xh[:, 1], xh[:, 0]], 1)
+        kinks = np.concatenate([perp, -perp])
+        ang = np.sort(np.mod(np.arctan2(kinks[:, 1], kinks[:, 0]), 2 * np.pi))
+        mid = 0.5 * (ang + np.roll(ang, -1) + np.where(np.arange(ang.size) == ang.size - 1, 2 * np.pi, 0.0))
+        W = np.stack([np.cos(mid), np.sin(mid)], 1)
+        M = ((W @ Xn.T) > 0).astype(float) * g @ Xn                # m_S of every arc
+        C = np.concatenate([M, kinks])
+    elif d == 3:
+        if N > 16:
+            raise ValueError(f"exact_s2_enumerated: d = 3 enumerates 2^N patterns, needs N <= 16, got {N}")
+        pats = np.array(list(itertools.product([0.0, 1.0], repeat=N)))[1:]
+        M = (pats * g) @ Xn                                      # m_S for every S, (P, d)
+        cands = [M] + [M - np.outer(M @ x, x) for x in xh]         # interior, and P_j m_S on each kink
+        cands.append(np.cross(xh[:, None, :], xh[None, :, :]).reshape(-1, 3))
+        C = np.concatenate(cands)
+    else:
+        raise ValueError(f"exact_s2_enumerated handles d in (2, 3), got d={d}")
+    nrm = np.linalg.norm(C, axis=1)
+    C = C[nrm > 1e-300] / nrm[nrm > 1e-300, None]
+    C = np.concatenate([C, -C])
+    vals = np.abs(np.maximum(0.0, C @ Xn.T) @ g)
+    i = int(vals.argmax())
+    return float(vals[i]), C[i], int(C.shape[0])
+
+
 def exact_s2_params(X, G, w: np.ndarray) -> list:
     """The single-neuron depth-2 optimum on ‖θ‖² = 2: W_1 = wᵀ, W_2 = â (â = Gᵀσ(Xw)/‖·‖, negated)."""
     Xn, Gn = X.detach().cpu().numpy(), G.detach().cpu().numpy()

@@ -92,3 +92,57 @@ def train_saddle(X, Y, dims, *, init_std: float, eta0: float, steps: int, chunk:
                 elif t >= end:
                     end = min(cap, t + log_every)
     return run
+
+
+def escape_profile(loss, steps, C0: float, *, drop: float = 0.05, plateau_factor: float = 100.0) -> dict:
+    """First saddle escape of one loss curve (logged at ``steps``), judged by rates, not by levels.
+
+    ``esc`` = first log where the loss is ≥ ``drop``·C0 below C0. Rates are |Δloss|/Δstep between logs;
+    ``pre_rate`` = their mean over the first half of the pre-escape logs, ``esc_rate`` = their maximum over
+    the logs around the escape (esc−2 .. esc+2). The curve has a *plateau then an escape* iff at least 4
+    logs precede the escape and pre_rate ≤ esc_rate/plateau_factor: the loss is flat before and falls
+    fast at the escape. A steady decline (linear, exponential, or any curve whose early rate is comparable
+    to its rate at the 5% mark) fails the rate test, whatever its levels."""
+    import numpy as np
+
+    loss, steps = np.asarray(loss, float), np.asarray(steps, float)
+    if loss.ndim != 1 or loss.shape != steps.shape or loss.size < 3:
+        raise ValueError(f"escape_profile needs matching 1-d loss and steps (≥ 3 logs), got {loss.shape}, {steps.shape}")
+    below = loss <= (1 - drop) * C0
+    escaped = bool(below.any())
+    esc = int(np.argmax(below)) if escaped else loss.size - 1
+    rate = np.abs(np.diff(loss)) / np.diff(steps)
+    pre = float(rate[: max(1, esc // 2)].mean())
+    post = float(rate[max(0, esc - 2): min(rate.size, esc + 2)].max())
+    plateau = escaped and esc >= 4 and pre <= post / plateau_factor
+    return {"escaped": escaped, "esc": esc, "pre_rate": pre, "esc_rate": post, "rate_ratio": pre / post if post > 0
+            else float("inf"), "plateau_then_escape": bool(plateau), "drop": float((C0 - loss.min()) / C0)}
+
+
+def second_escape(loss, steps, C0: float, esc: int, *, settle: float = 100.0, drop: float = 0.02,
+                  factor: float = 10.0) -> dict:
+    """A second plateau and a second drop after the first escape at log ``esc``.
+
+    Second plateau: the first log k1 > esc + 1 from which the rate stays ≤ (first-escape rate)/``settle`` for
+    3 consecutive intervals. Second drop: a later log k2 where the loss is ≥ ``drop``·C0 below loss[k1]
+    while the largest rate in (k1, k2] is ≥ ``factor`` × the mean plateau rate over [k1, k1 + 3)."""
+    import numpy as np
+
+    loss, steps = np.asarray(loss, float), np.asarray(steps, float)
+    rate = np.abs(np.diff(loss)) / np.diff(steps)
+    esc_rate = float(rate[max(0, esc - 2): min(rate.size, esc + 2)].max())
+    k1 = None
+    for k in range(esc + 2, rate.size - 2):
+        if (rate[k:k + 3] <= esc_rate / settle).all():
+            k1 = k
+            break
+    out = {"second_plateau": k1 is not None, "k1": k1, "k2": None, "second_drop": False}
+    if k1 is None:
+        return out
+    plateau_rate = float(rate[k1:k1 + 3].mean())
+    after = np.nonzero(loss[k1 + 1:] <= loss[k1] - drop * C0)[0]
+    if after.size:
+        k2 = int(k1 + 1 + after[0])
+        out.update(k2=k2, second_drop=bool(rate[k1:k2].max() >= factor * plateau_rate),
+                   plateau_rate=plateau_rate, drop_rate=float(rate[k1:k2].max()))
+    return out
