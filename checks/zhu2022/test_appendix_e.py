@@ -2,7 +2,8 @@
 
 - E.6 (Fig. 10): NTK and He initialisation give similar stability curves (except L = 2) — paired NTK/He draws on the lazy-sweep task.
 - E.1 (Table 4) analogue: lazy and non-lazy training reach similar clean accuracy — a fully connected stand-in on
-  scikit-learn's 8×8 digits (ResNet-110/CIFAR cannot be run here).
+  scikit-learn's 8×8 digits with a genuinely lazy arm (full profile only; ResNet-110/CIFAR cannot be run here).
+- E.6's L = 2 exception is recorded separately (a paired difference test; unchecked when not significant).
 - E.2 (Fig. 6), E.3 (Fig. 7, CNNs), E.4 (Fig. 8, ResNet-18/34): not checkable here (recorded with the reason);
   E.5 (Fig. 9) is the non-lazy width trend checked under zhu2022/thm-3.
 """
@@ -19,7 +20,6 @@ from fixtures import real
 from fixtures import zhu2022 as fz
 from theory.papers.zhu2022 import lazy
 from theory.papers.zhu2022 import schemes
-from theory.records import verdict_for
 from theory.sim.models import DeepMLP
 from theory.sim.train import gd
 
@@ -71,43 +71,99 @@ def test_e6_ntk_vs_he_similar(ctx, record):
                   "similar": eq, "LeCun mean r": float(rl.mean()), "LeCun CI": (llo, lhi), "LeCun similar (mutation)": leq}
     deep = [L for L in depths if L >= 3]
     worst = max(max(abs(res[L]["CI"][0]), abs(res[L]["CI"][1])) / res[L]["delta (seed SD)"] for L in deep)
-    record("holds" if all(res[L]["similar"] for L in deep) else "violated", observed=worst, bound=1.0, ratio=worst,
+    ok = all(res[L]["similar"] for L in deep)
+    record("holds" if ok else "violated", observed=worst, bound=1.0, ratio=worst,
            tightness="max over L ≥ 3 of (largest |end| of the 98 % CI of mean log(P_NTK/P_He)) / δ_L (< 1: similar)",
-           table=table, hypotheses={f"L={L}": v for L, v in res.items()} | {
-               "L=2 mean |r| larger than every deeper depth": res[depths[0]]["mean |r|"] > max(res[L]["mean |r|"] for L in deep)},
+           table=table, hypotheses={f"L={L}": v for L, v in res.items()},
            config={"depths": depths, "widths": widths, **cfg, "alpha per one-sided test": E6_ALPHA},
            note="stand-in: random-target regression on the sphere, not MNIST; paired NTK/He draws")
-    assert all(res[L]["similar"] for L in deep), res
-    assert not any(res[L]["LeCun similar (mutation)"] for L in deep), res
+    rejected = not any(res[L]["LeCun similar (mutation)"] for L in deep)
+    record("holds" if rejected else "violated", role="companion",
+           observed=min(max(abs(res[L]["LeCun CI"][0]), abs(res[L]["LeCun CI"][1])) / res[L]["delta (seed SD)"] for L in deep),
+           bound=1.0, note="wrong version 'LeCun ≈ He' (same draws at γ = 1/√2): the equivalence test must not call it similar "
+                           "at any L ≥ 3; " + ", ".join(f"L={L}: similar={res[L]['LeCun similar (mutation)']}" for L in deep))
+    # The L = 2 exception ('differ in the curve of L = 2'): a two-sided paired t-test of mean r = 0 at level 0.01.
+    # A significant difference reproduces the exception; otherwise it is not established at this scale (the test has
+    # no power requirement here, so a non-significant result is recorded as unchecked, not as a contradiction).
+    L2 = [L for L in depths if L == 2]
+    if L2:
+        r2 = np.array([np.log(row["P_NTK(T)/eps"] / row["P_He(T)/eps"]) for row in table if row["L"] == 2])
+        p2 = float(st.ttest_1samp(r2, 0.0).pvalue)
+        sig = p2 < 0.01
+        record("holds" if sig else "not-applicable", observed=p2, bound=0.01, ratio=None,
+               hypotheses={"mean log(P_NTK/P_He) at L=2": float(r2.mean()), "pairs": int(r2.size),
+                           "98% CI": res[2]["CI"], "similar at L=2 (TOST)": res[2]["similar"]},
+               tightness="two-sided paired t-test p-value of mean log(P_NTK/P_He) = 0 at L = 2 (< 0.01: differ)",
+               note=("the L = 2 exception is reproduced (significant difference)" if sig else
+                     f"the L = 2 exception is not established at this scale: mean log-ratio {float(r2.mean()):+.3f}, "
+                     f"p = {p2:.2g} over {r2.size} pairs (unchecked, not contradicted)"))
+    assert ok, res
+    assert rejected, res
+
+
+E1_MARGIN = 0.02  # 'similar accuracy': |difference| < 2 points (the paper's gaps: 0.75 and 0.53 points)
 
 
 @pytest.mark.claim("zhu2022/fig-E")
 def test_e1_lazy_vs_non_lazy_accuracy_digits(ctx, record):
-    """Table 4 analogue: an FCN (L = 3) trained from He init (the paper's 'lazy' arm; its laziness is reported) and (0.05 × He init, verified relative
-    weight change ≥ 1) on 10-class digits (one-hot squared loss, full-batch GD) reaches similar test accuracy
-    (|difference| ≤ 5 points; paper: 92.89% vs 92.14% on CIFAR10 with ResNet-110)."""
+    """Table 4 analogue (full profile, GPU): an FCN (L = 3, m = 256) on scikit-learn's 8×8 digits (10-class one-hot
+    squared loss, full-batch GD), trained (a) genuinely lazy — He init, output scale α = 20 on the centred model
+    α(f − f₀) (Chizat et al.'s lazy limit; targets Y + αf₀, rate η/α², so the function-space dynamics are those of
+    the α = 1 net), asserted max relative weight change ≤ 0.1 — and (b) non-lazy — 0.1 × He init, asserted relative
+    change ≥ 1. 'Similar accuracy' is an equivalence test (Welch TOST, each side at 0.01) of the mean test-accuracy
+    difference within ±2 points over E seeds per arm. Companion: the same test must reject similarity when the lazy
+    arm's accuracies are shifted down by 5 points.
+    Quick profile: not checkable (recorded with the reason) — a converged, genuinely lazy arm needs a width and a
+    number of steps beyond the CPU budget, and at CPU-feasible widths the comparison is dominated by the narrow lazy
+    net's poor conditioning; ResNet-110/CIFAR cannot be run here in any profile."""
+    if not ctx.full:
+        record("not-applicable", config={"profile": ctx.profile},
+               note=("Table 4 (ResNet-110 on CIFAR10/100): architecture and data unavailable offline; the FCN-on-digits "
+                     "stand-in with a genuinely lazy arm (rel. weight change ≤ 0.1) needs the full profile (GPU)"))
+        return
     X, t = real.digits(device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
     gen = record.generator({"t": "E1"})
     perm = torch.randperm(len(t), generator=gen, device=ctx.device)
-    n_tr = ctx.pick(quick=500, full=1200)
+    n_tr, m, L, E, steps, A, lr = 1200, 256, 3, 8, 4000, 20.0, 0.5
     tr_idx, te_idx = perm[:n_tr], perm[n_tr:]
     Y = torch.nn.functional.one_hot(t, 10).to(ctx.dtype)
-    m, L, E, steps = ctx.pick(quick=64, full=1024), 3, 2, ctx.pick(quick=1000, full=20000)
-    out = {}
-    for regime, scale, lr in (("He init (paper: lazy)", 1.0, 0.5), ("0.1 x He init (non-lazy)", 0.1, 0.5)):
-        st_ = [scale * s for s in schemes.stds("he", 64, m, L)]
-        net = DeepMLP.init(E, [64, m, m, 10], stds=st_, generator=gen, device=ctx.device)
-        w0 = [w.clone() for w in net.weights]
-        gd(net, X[tr_idx], Y[tr_idx], loss="squared", lr=lr, steps=steps, record=[0, steps])
-        acc = (net(X[te_idx]).argmax(-1) == t[te_idx]).to(ctx.dtype).mean(-1)
-        out[regime] = {"test acc": acc.tolist(), "rel change": lazy.rel_change(w0, net.weights).tolist()}
-    diff = abs(float(np.mean(out["He init (paper: lazy)"]["test acc"])) - float(np.mean(out["0.1 x He init (non-lazy)"]["test acc"])))
-    record(verdict_for(diff, 0.05), observed=diff, bound=0.05, table=[{"regime": k, **v} for k, v in out.items()],
-           config={"m": m, "L": L, "E": E, "steps": steps, "n_train": n_tr},
-           note="stand-in for ResNet-110/CIFAR: FCN on sklearn digits; lr 0.5 on the mean squared loss; the He-init arm is not lazy by the 0.1 criterion at this width (relative change reported)")
-    assert min(out["0.1 x He init (non-lazy)"]["rel change"]) >= 1.0
-    assert diff <= 0.05
+    st_ = schemes.stds("he", 64, m, L)
+    lazy_net = DeepMLP.init(E, [64, m, m, 10], stds=st_, alpha=A, generator=gen, device=ctx.device)
+    w0 = [w.clone() for w in lazy_net.weights]
+    init = DeepMLP([w.clone() for w in w0], lazy_net.act, A)
+    gd(lazy_net, X[tr_idx], Y[tr_idx] + init(X[tr_idx]), loss="squared", lr=lr / A ** 2, steps=steps, record=[0, steps])
+    acc_l = ((lazy_net(X[te_idx]) - init(X[te_idx])).argmax(-1) == t[te_idx]).to(ctx.dtype).mean(-1).cpu().numpy()
+    rel_l = lazy.rel_change(w0, lazy_net.weights)
+    net = DeepMLP.init(E, [64, m, m, 10], stds=[0.1 * s for s in st_], generator=gen, device=ctx.device)
+    w0n = [w.clone() for w in net.weights]
+    gd(net, X[tr_idx], Y[tr_idx], loss="squared", lr=lr, steps=steps, record=[0, steps])
+    acc_n = (net(X[te_idx]).argmax(-1) == t[te_idx]).to(ctx.dtype).mean(-1).cpu().numpy()
+    rel_n = lazy.rel_change(w0n, net.weights)
+    assert float(rel_l.max()) <= lazy.LAZY_MAX_REL_CHANGE, f"lazy arm not lazy: {rel_l.tolist()}"
+    assert float(rel_n.min()) >= 1.0, f"non-lazy arm not non-lazy: {rel_n.tolist()}"
+
+    def tost(a, b):
+        d_ = float(a.mean() - b.mean())
+        va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+        dof = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+        h = float(st.t.ppf(1 - E6_ALPHA, dof)) * math.sqrt(va + vb)
+        return d_, (d_ - h, d_ + h), bool(-E1_MARGIN < d_ - h and d_ + h < E1_MARGIN)
+
+    diff, ci, similar = tost(acc_l, acc_n)
+    record("holds" if similar else "violated", observed=abs(diff), bound=E1_MARGIN,
+           table=[{"arm": "lazy (alpha-centred He)", "test acc": acc_l.tolist(), "rel change": rel_l.tolist()},
+                  {"arm": "non-lazy (0.1 x He)", "test acc": acc_n.tolist(), "rel change": rel_n.tolist()}],
+           hypotheses={"mean difference (lazy - non-lazy)": diff, "98% CI": ci},
+           config={"m": m, "L": L, "E per arm": E, "steps": steps, "n_train": n_tr, "alpha (lazy)": A, "lr": lr,
+                   "margin": E1_MARGIN, "alpha per side": E6_ALPHA},
+           tightness="|mean accuracy difference| vs the equivalence margin (TOST: the 98% CI inside ±margin)",
+           note="stand-in for ResNet-110/CIFAR (Table 4): FCN on sklearn digits")
+    _, ci_m, similar_m = tost(acc_l - 0.05, acc_n)
+    record("holds" if not similar_m else "violated", role="companion", observed=ci_m[0], bound=-E1_MARGIN,
+           note=f"lazy accuracies shifted by −5 points: 98% CI {ci_m[0]:+.3f}..{ci_m[1]:+.3f} (not inside ±margin: rejected)")
+    assert similar, (diff, ci)
+    assert not similar_m
 
 
 @pytest.mark.claim("zhu2022/fig-E")

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
+from scipy import stats as st
 
 from fixtures import zhu2022 as fz
+from theory import ClaimViolation, assert_claim
 from theory.papers.zhu2022 import perturbation as pt
 from theory.papers.zhu2022 import two_layer as tl
-from theory.records import verdict_for
 from theory.sim.ntk import layer_kernels
-from theory.sim.train import gd, geometric_grid
-from theory.stats import failure_rate_test, fit_power
+from theory.sim.train import gd
+from theory.stats import failure_rate_test
 
 B1 = B2 = 1.0
 
@@ -45,8 +47,11 @@ def _lam0(r):
 def test_kernel_stability_under_weight_movement(ctx, record):
     """Pathwise ingredients of Lemma 8 at every recorded time: (i) a pattern flip of (r, i) needs
     |w_r(0)ᵀx_i| ≤ ‖w_r(t) − w_r(0)‖; (ii) ‖H(t) − H(0)‖_F ≤ ‖B‖_F with B_ij = (1/α²)Σ_r |x_iᵀx_j|(|a_r(t)² − a_r(0)²|
-    + a_r(t)² 1{flip_ir ∪ flip_jr}); (iii) flip fraction vs 2R̂_w/(√(2π)β₁); (iv) the lemma's expected-value bound with
-    measured radii vs ‖H(t) − H(0)‖₂, and the conclusion λ_min(H(t)) ≥ λ₀/2 along the whole run.
+    + a_r(t)² 1{flip_ir ∪ flip_jr}); (iii) the flip rate of the pairs (r, i) ≤ 2R̂_w/(√(2π)β₁) (exact binomial test);
+    (iv) ‖H(t) − H(0)‖₂ ≤ the lemma's expected-value bound n²(m/α²)[R_a(R_a + √(8/π)β₂) + 4R_w(R_a(R_a + √(8/π)β₂)
+    + β₂²)/(√(2π)β₁)] with the measured radii (a consistency check: an expectation applied to one path).
+    The conclusion λ_min(H(t)) ≥ λ₀/2 is only reported here (these runs leave the lemma's radii) and checked in
+    test_lemma8_conclusion_within_radii.
     Companions: (i) with the radius halved must be violated along the runs; (ii) with |a_r(t)² − a_r(0)²| replaced by
     (a_r(t) − a_r(0))² is checked on the runs (reported: flips there can mask it) and on a probe that provably
     violates it: W(0), a = (1+s)a(0), s = 1e-3, where no pattern flips and H − H(0) = (2s + s²)H(0) exactly (first
@@ -54,6 +59,7 @@ def test_kernel_stability_under_weight_movement(ctx, record):
     max_i H_ii(0)α²/(nΣa_r²) > 1, a precondition asserted per member. The true bound must hold on the probe too."""
     table, bad_flip, bad_path, mut_path, mut_flip = [], 0, 0, 0, 0
     probe_true, probe_mut, probe_ratio = 0, 0, math.inf
+    path_ratio, bad_exp, exp_ratio, flip_tests, out_of_hyp, worst_lmin = 0.0, 0, 0.0, [], 0.0, math.inf
     for m in _widths(ctx):
         r = _run(ctx, m)
         X, alpha, n = r["X"], r["alpha"], r["X"].shape[0]
@@ -91,38 +97,93 @@ def test_kernel_stability_under_weight_movement(ctx, record):
         probe_mut += int((fro_p > torch.linalg.matrix_norm(Bp_mut)).sum())
         probe_ratio = min(probe_ratio, float((fro_p / torch.linalg.matrix_norm(Bp_mut)).min()))
         spec = torch.linalg.matrix_norm(dH, 2)
+        path_ratio = max(path_ratio, float((fro / torch.linalg.matrix_norm(Bmat).clamp_min(1e-300)).max()))
         c = math.sqrt(8 / math.pi) * B2
         exp_bound = n * n * (m / alpha ** 2 * Ra * (Ra + c) + 4 * Rw * m / (alpha ** 2 * math.sqrt(2 * math.pi) * B1)
-                             * (Ra * (Ra + c) + B2 ** 2))
+                             * (Ra * (Ra + c) + B2 ** 2))  # (T, E): the lemma's E Σ_ij |ΔH_ij| with measured radii
+        bad_exp += int((spec > exp_bound * (1 + 1e-12)).sum())
+        exp_ratio = max(exp_ratio, float((spec / exp_bound.clamp_min(1e-300))[1:].max()))
+        # (iii): flips of (r, i) need |w_r(0)ᵀx_i| ≤ R̂_w, probability ≤ 2R̂_w/(√(2π)β₁) per pair; pooled over members
+        # at each recorded t > 0, one-sided exact binomial test at family-wise 1e-3 (Bonferroni over the times)
+        for k in range(1, len(r["steps"])):
+            p_bound = min(1.0 - 1e-12, 2 * float(Rw[k].max()) / (math.sqrt(2 * math.pi) * B1))
+            nflip = int(flip[k].sum())
+            flip_tests.append((nflip, flip[k].numel(), p_bound))
         lmin = torch.linalg.eigvalsh(r["H"])[..., 0]
         Ra_l = tl.R_a_legible(lam0, alpha, n, m)
         Rw_l = tl.R_w(lam0, alpha, n, m, B1, B2, Ra_l)
+        out_of_hyp = max(out_of_hyp, float(Rw.max() / Rw_l))
+        worst_lmin = min(worst_lmin, float(lmin.min() / lam0))
         for k in range(0, len(r["steps"]), max(1, len(r["steps"]) // 6)):
             table.append({"m": m, "t": float(r["t"][k]), "max R_w hat": float(Rw[k].max()), "max R_a hat": float(Ra[k].max()),
                           "flip fraction": float(fl[k].mean()), "2R_w/(sqrt(2pi)beta1)": float(2 * Rw[k].max() / math.sqrt(2 * math.pi)),
                           "|H(t)-H(0)|_2": float(spec[k].max()), "expected-value bound (measured radii)": float(exp_bound[k].max()),
                           "lambda_min(H)/lambda0": float(lmin[k].min() / lam0), "R_w hat / R_w(lemma)": float(Rw[k].max() / Rw_l)})
-    worst_lmin = min(row["lambda_min(H)/lambda0"] for row in table)
-    record("holds" if not (bad_flip or bad_path or probe_true) else "violated", observed=worst_lmin, bound=0.5, ratio=0.5 / worst_lmin,
-           tightness="conclusion λ_min(H(t))/λ₀ ≥ 1/2: ratio = (1/2)/min_t λ_min(H(t))/λ₀ (≤ 1 holds)",
+    ntimes = len(flip_tests)
+    flip_res = [failure_rate_test(f, N_, p, alpha=1e-3 / ntimes) for f, N_, p in flip_tests]
+    bad_iii = sum(t.rejects for t in flip_res)
+    worst_iii = max(t.rate / t.delta for t in flip_res)
+    ok = bad_flip == 0 and bad_path == 0 and probe_true == 0 and bad_exp == 0 and bad_iii == 0
+    record("holds" if ok else "violated", observed=path_ratio, bound=1.0,
+           tightness="max over times and members of ‖H(t) − H(0)‖_F / ‖B(t)‖_F (pathwise ingredient (ii))",
            config={**fz.TWO_LAYER, "widths": _widths(ctx), "R_a": "legible part alpha*sqrt(lambda0/(8nm))"}, table=table,
-           hypotheses={"flip-condition violations": bad_flip, "pathwise-bound violations": bad_path,
-                       "mutated flip condition violations": mut_flip, "mutated pathwise bound violations (runs)": mut_path,
-                       "probe: true-bound violations": probe_true, "probe: mutated-bound violations (members)": probe_mut,
-                       "probe: min ||dH||_F / ||B_mut||_F": probe_ratio},
-           note=("conclusion λ_min(H(t)) ≥ λ₀/2 held along whole runs although the measured radii exceed the lemma's R_w "
-                 "by orders of magnitude (see 'R_w hat / R_w(lemma)'): the lemma's radius is very conservative"))
-    assert bad_flip == 0 and bad_path == 0 and probe_true == 0
+           hypotheses={"(i) flip-condition violations": bad_flip, "(ii) pathwise-bound violations": bad_path,
+                       "(iii) flip-rate tests rejecting 2R_w/(sqrt(2pi)beta1)": f"{bad_iii}/{ntimes}",
+                       "(iii) max flip fraction / bound": worst_iii,
+                       "(iv) times where |H(t)-H(0)|_2 exceeds the expected-value bound": bad_exp,
+                       "(iv) max |H(t)-H(0)|_2 / expected-value bound": exp_ratio,
+                       "probe: true-bound violations": probe_true,
+                       "conclusion on these runs (outside the hypothesis): min lambda_min(H(t))/lambda0": worst_lmin,
+                       "max R_w hat / R_w(lemma)": out_of_hyp},
+           note=(f"headline = the pathwise ingredients (i)/(ii); the conclusion λ_min(H(t)) ≥ λ₀/2 is not judged on these runs: "
+                 f"their radii exceed the lemma's R_w by up to {out_of_hyp:.3g}× (hypothesis not met); it is checked where "
+                 f"R̂_w ≤ R_w in test_lemma8_conclusion_within_radii (min λ_min/λ₀ here: {worst_lmin:.3f}, reported)"))
     n_members = len(_widths(ctx)) * fz.TWO_LAYER["seeds"]
-    assert mut_flip > 0 and probe_mut == n_members and probe_ratio > 1
-    assert worst_lmin >= 0.5
+    rejected = mut_flip > 0 and probe_mut == n_members and probe_ratio > 1
+    record("holds" if rejected else "violated", role="companion", observed=probe_ratio, bound=1.0,
+           note=(f"wrong versions: (i) with the radius halved violated {mut_flip} times on the runs; (ii) with (a(t)−a(0))² "
+                 f"for |a(t)²−a(0)²| violated on {probe_mut}/{n_members} probes (min ‖ΔH‖_F/‖B_mut‖_F = {probe_ratio:.3g}) and "
+                 f"{mut_path} times on the runs"))
+    assert bad_flip == 0 and bad_path == 0 and probe_true == 0
+    assert bad_iii == 0, flip_res
+    assert bad_exp == 0, exp_ratio
+    assert rejected
+
+
+@pytest.mark.claim("zhu2022/lem-8")
+def test_lemma8_conclusion_within_radii(ctx, record):
+    """Lemma 8's conclusion where its hypothesis holds: on the short GD run over [0, min(t₁, t₂)] (test_joint_control…)
+    every step has max_r ‖w_r(t) − w_r(0)‖ ≤ R_w and max_r |a_r(t) − a_r(0)| ≤ R_a (R_a = legible part; asserted as a
+    precondition); there ‖H(t) − H(0)‖₂ ≤ λ₀/4 and λ_min(H(t)) ≥ λ₀/2 must hold at every step.
+    Companion: the conclusion with a tightened constant, λ_min(H(t)) ≥ 3λ₀/2, must be violated (λ_min(H(0)) ≈ λ₀)."""
+    m = _widths(ctx)[0]
+    s = _short_run(ctx, m)
+    tr, lam0 = s["tr"], s["lam0"]
+    W, a, H = tr.stacked("W"), tr.stacked("a"), tr.stacked("H")
+    Rw_hat = (W - W[0]).norm(dim=-1).amax(-1)
+    Ra_hat = (a - a[0]).abs().amax(-1)
+    assert bool((Rw_hat <= s["Rw"]).all() and (Ra_hat <= s["Ra"]).all()), "hypothesis of Lemma 8 not met on the short run"
+    dH = torch.linalg.matrix_norm(H - H[0], 2)
+    lmin = torch.linalg.eigvalsh(H)[..., 0]
+    worst_dev, worst_l = float(dH.max() / lam0), float(lmin.min() / lam0)
+    ok = worst_dev <= 0.25 and worst_l >= 0.5
+    record("holds" if ok else "violated", observed=worst_l, bound=0.5, ratio=0.5 / worst_l,
+           tightness="(1/2) / min_t λ_min(H(t))/λ₀ (≤ 1 holds)",
+           config={"m": m, **fz.TWO_LAYER, "steps": len(tr.steps) - 1, "eta": s["eta"]},
+           hypotheses={"max R_w hat / R_w": float(Rw_hat.max() / s["Rw"]), "max R_a hat / R_a": float(Ra_hat.max() / s["Ra"]),
+                       "max |H(t)-H(0)|_2 / lambda0": worst_dev, "min lambda_min(H(t))/lambda0": worst_l})
+    rejected = worst_l < 1.5
+    record("holds" if rejected else "violated", role="companion", observed=worst_l, bound=1.5,
+           note=f"wrong version λ_min(H(t)) ≥ 3λ₀/2: min λ_min/λ₀ = {worst_l:.3f} (< 1.5: rejected)")
+    assert worst_dev <= 0.25 and worst_l >= 0.5
+    assert rejected
 
 
 @pytest.mark.claim("zhu2022/lem-9")
 def test_loss_envelope_and_first_layer_radius(ctx, record):
     """Where λ_min(H(s)) ≥ λ₀/2 on the recorded s ≤ t: ‖y − f(t)‖² ≤ e^{−λ₀t}‖y − f(0)‖² (Eq. 21), and
-    max_r ‖w_r(t) − w_r(0)‖ ≤ R'_w(t) with R_a := R̂_a(t) (Eq. 22). Mutations: the envelope at rate 4λ_max(H+G)(0);
-    R'_w without its √n factors."""
+    max_r ‖w_r(t) − w_r(0)‖ ≤ R'_w(t) with R_a := R̂_a(t) (Eq. 22). Companions (wrong versions that must be violated
+    somewhere on the runs): the envelope at rate 4λ_max(H+G)(0); R'_w without its √n factors."""
     table, worst_env, worst_rw, mut_env, mut_rw = [], 0.0, 0.0, 0, 0
     for m in _widths(ctx):
         r = _run(ctx, m)
@@ -151,19 +212,24 @@ def test_loss_envelope_and_first_layer_radius(ctx, record):
     series = {"loss/envelope": {"x": [row["t"] for row in table if "t" in row and row["m"] == _widths(ctx)[0]],
                                 "y": [row["loss/envelope"] for row in table if "t" in row and row["m"] == _widths(ctx)[0]],
                                 "xlabel": "t", "ylabel": "|y-f(t)|^2 / (e^{-lambda0 t}|y-f(0)|^2)"}}
-    record(verdict_for(max(worst_env, worst_rw), 1.0), observed=max(worst_env, worst_rw), bound=1.0, table=table, series=series,
-           hypotheses={"max loss/envelope": worst_env, "max R_w hat/R'_w": worst_rw, "mutated envelope violations": mut_env,
-                       "mutated R'_w violations": mut_rw}, config={**fz.TWO_LAYER, "widths": _widths(ctx)},
+    ok = worst_env <= 1.0 and worst_rw <= 1.0
+    record("holds" if ok else "violated", observed=max(worst_env, worst_rw), bound=1.0, table=table, series=series,
+           hypotheses={"max loss/envelope": worst_env, "max R_w hat/R'_w": worst_rw}, config={**fz.TWO_LAYER, "widths": _widths(ctx)},
            tightness="max over recorded times of measured/bound (envelope and radius)")
-    assert worst_env <= 1.0 and worst_rw <= 1.0
-    assert mut_env > 0 and mut_rw > 0
+    rejected = mut_env > 0 and mut_rw > 0
+    record("holds" if rejected else "violated", role="companion", observed=min(mut_env, mut_rw), bound=0, ratio=None,
+           note=f"wrong versions violated on the runs: envelope at rate 4λ_max(H+G)(0) {mut_env} times; R'_w without √n {mut_rw} times")
+    assert ok, (worst_env, worst_rw)
+    assert rejected
 
 
 @pytest.mark.claim("zhu2022/lem-9")
-@pytest.mark.xfail(strict=True, reason="the event |a_r(0)| ≤ √n β₂ for all r fails far more often than n e^{-n/2}: "
-                                       "the union over the m neurons is missing")
+@pytest.mark.xfail(strict=True, raises=ClaimViolation,
+                   reason="the event |a_r(0)| ≤ √n β₂ for all r fails far more often than n e^{-n/2}: the union over the m "
+                          "neurons is missing")
 def test_lemma9_output_weight_event_probability(ctx, record):
-    """Lemma 9 uses |a_r(0)| ≤ √n β₂ for every r 'w.p. ≥ 1 − n e^{−n/2}'; the union over r gives ≈ 2m Φ̄(√n)."""
+    """Lemma 9 uses |a_r(0)| ≤ √n β₂ for every r 'w.p. ≥ 1 − n e^{−n/2}'; the union over r gives ≈ 2m Φ̄(√n).
+    Exact one-sided binomial test of the stated failure probability at level 1e-3."""
     n, m, E = 8, 256, ctx.pick(quick=4000, full=40000)
     a = torch.randn(E, m, generator=record.generator({"t": "a-event"}), dtype=ctx.dtype, device=ctx.device) * B2
     fails = int(((a.abs() > math.sqrt(n) * B2).any(-1)).sum())
@@ -171,17 +237,20 @@ def test_lemma9_output_weight_event_probability(ctx, record):
     test = failure_rate_test(fails, E, delta, alpha=1e-3)
     from scipy.stats import norm
     union = 1 - (1 - 2 * norm.sf(math.sqrt(n))) ** m
-    record("expected-failure", observed=test.rate, bound=delta, config={"n": n, "m": m, "E": E},
+    ok = not test.rejects
+    record("holds" if ok else "expected-failure", observed=test.rate, bound=delta, config={"n": n, "m": m, "E": E},
            hypotheses={"p-value": test.p_value, "exact failure probability (union over r)": union},
-           finding=(f"P(some |a_r(0)| > √n β₂) measured {test.rate:.3f} (exact {union:.3f}) at n={n}, m={m}, vs the stated "
-                    f"n e^(-n/2) = {delta:.3f}: the per-neuron tail was not unioned over the m neurons."))
-    assert not test.rejects
+           finding="" if ok else (f"P(some |a_r(0)| > √n β₂) measured {test.rate:.3f} (exact {union:.3f}) at n={n}, m={m}, vs the "
+                                  f"stated n e^(-n/2) = {delta:.3f} (p = {test.p_value:.1e}): the per-neuron tail was not unioned "
+                                  "over the m neurons."))
+    assert_claim(ok, f"failure rate {test.rate:.3f} > n e^(-n/2) = {delta:.3f}")
 
 
 @pytest.mark.claim("zhu2022/lem-10")
 def test_output_layer_radius_and_projection_event(ctx, record):
     """max_r |a_r(t) − a_r(0)| ≤ R'_a(t) with R_w := R̂_w(t) (Eq. 23) where λ_min(H) ≥ λ₀/2 held; and the event
-    max_{i,r}|w_r(0)ᵀx_i| ≤ 3β₁√(log(mn²)) over many inits (failure rate vs 1/n). Mutation: β₁ instead of 3β₁√log."""
+    max_{i,r}|w_r(0)ᵀx_i| ≤ 3β₁√(log(mn²)) over many inits (failure rate vs 1/n, exact binomial test at 1e-3).
+    Companion: R'_a with β₁ instead of 3β₁√log(mn²) must be violated on the runs."""
     table, worst, mut = [], 0.0, 0
     for m in _widths(ctx):
         r = _run(ctx, m)
@@ -203,24 +272,30 @@ def test_output_layer_radius_and_projection_event(ctx, record):
     W = torch.randn(E, m, X.shape[1], generator=record.generator({"t": "proj"}), dtype=ctx.dtype, device=ctx.device) * B1
     fails = int(((W @ X.T).abs().amax((-1, -2)) > 3 * B1 * math.sqrt(math.log(m * n * n))).sum())
     test = failure_rate_test(fails, E, 1 / n, alpha=1e-3)
-    record(verdict_for(worst, 1.0), observed=worst, bound=1.0, table=table, config={**fz.TWO_LAYER, "widths": _widths(ctx)},
-           hypotheses={"projection-event failures": f"{fails}/{E}", "p-value vs 1/n": test.p_value, "mutated R'_a violations": mut})
-    assert worst <= 1.0 and not test.rejects
+    ok = worst <= 1.0 and not test.rejects
+    record("holds" if ok else "violated", observed=worst, bound=1.0, table=table, config={**fz.TWO_LAYER, "widths": _widths(ctx)},
+           hypotheses={"projection-event failures": f"{fails}/{E}", "p-value vs 1/n": test.p_value},
+           tightness="max over recorded times of R̂_a(t)/R'_a(t)")
+    record("holds" if mut > 0 else "violated", role="companion", observed=mut, bound=0, ratio=None,
+           note=f"wrong version R'_a with β₁ in place of 3β₁√log(mn²): violated {mut} times on the runs")
+    assert ok, (worst, test)
     assert mut > 0
 
 
-def _short_run(ctx, m, gen_cfg):
-    """GD from the same init as two_layer_run but with a step small enough to resolve [0, min(t₁, t₂)]."""
+def _short_run(ctx, m):
+    """GD from the same init as two_layer_run with a step small enough to resolve [0, min(t₁, t₂)]. R'_w, R'_a, t₁, t₂
+    use each member's own ‖y − f(0)‖ (r0, shape (E,)); the window is the smallest over the members."""
     r = _run(ctx, m)
     X, y, alpha, n = r["X"], r["y"], r["alpha"], r["X"].shape[0]
     lam0 = _lam0(r)
-    res0 = ((y - r["f"][0]) ** 2).sum(-1).sqrt()
+    r0 = ((y - r["f"][0]) ** 2).sum(-1).sqrt()  # (E,)
     Ra = tl.R_a_legible(lam0, alpha, n, m)
     Rw = tl.R_w(lam0, alpha, n, m, B1, B2, Ra)
-    r0 = float(res0.max())
-    t1 = tl.t1(lam0, alpha, n, B2, Ra, Rw, r0)
-    t2 = tl.t2(lam0, alpha, n, m, B1, Ra, Rw, r0)
-    tmin = min(t1, t2)
+    t1 = [tl.t1(lam0, alpha, n, B2, Ra, Rw, float(v)) for v in r0]
+    t2 = [tl.t2(lam0, alpha, n, m, B1, Ra, Rw, float(v)) for v in r0]
+    tmin = min(min(t1), min(t2))
+    if not (math.isfinite(tmin) and tmin > 0):
+        raise ValueError(f"min(t1, t2) must be finite and positive, got {tmin}")
     steps = 60
     eta = tmin / steps
     from theory.sim.models import DeepMLP
@@ -230,51 +305,65 @@ def _short_run(ctx, m, gen_cfg):
         return {"W": ps[0].detach().clone(), "a": ps[1][:, 0, :].detach().clone(), "H": layer_kernels(net, X, ps)[0]}
 
     tr = gd(net, X, y, loss="squared", lr=n * eta, steps=steps, record=range(steps + 1), observe=obs)
-    loss = tr.loss_tensor()
-    return dict(r=r, tr=tr, eta=eta, tmin=tmin, t1=t1, t2=t2, Ra=Ra, Rw=Rw, r0=r0, lam0=lam0, loss=loss)
+    return dict(r=r, tr=tr, eta=eta, tmin=tmin, t1=t1, t2=t2, Ra=Ra, Rw=Rw, r0=r0, lam0=lam0)
+
+
+def _Rp_members(fn, t, r0, *args):
+    """R'(t) for every member's own r0: (T, E)."""
+    return torch.stack([fn(t, *args, float(v)) for v in r0], 1)
 
 
 @pytest.mark.claim("zhu2022/lem-11")
 def test_joint_control_up_to_min_t1_t2(ctx, record):
-    """For t < min(t₁, t₂) (R_a = legible part, R_w from its formula): λ_min(H(t)) ≥ λ₀/2, |a_r(t) − a_r(0)| ≤ R'_a(t),
-    ‖w_r(t) − w_r(0)‖ ≤ R'_w(t) at every GD step (η = min(t₁,t₂)/60); and how much of training the window covers."""
+    """For t < min(t₁, t₂) (R_a = legible part, R_w from its formula, per-member ‖y − f(0)‖): λ_min(H(t)) ≥ λ₀/2,
+    |a_r(t) − a_r(0)| ≤ R'_a(t), ‖w_r(t) − w_r(0)‖ ≤ R'_w(t) at every GD step (η = min(t₁,t₂)/60); and how much of
+    training the window covers (vacuous when it is < 1% of the time the loss takes to halve).
+    Companion: R'_w 100× smaller must be violated."""
     m = _widths(ctx)[0]
-    s = _short_run(ctx, m, {})
+    s = _short_run(ctx, m)
     r, tr = s["r"], s["tr"]
     n, alpha = r["X"].shape[0], r["alpha"]
     t = torch.tensor(tr.steps, dtype=ctx.dtype, device=ctx.device) * s["eta"]
     W, a, H = tr.stacked("W"), tr.stacked("a"), tr.stacked("H")
     lmin = torch.linalg.eigvalsh(H)[..., 0]
-    dW = (W - W[0]).norm(dim=-1).amax(-1)
+    dW = (W - W[0]).norm(dim=-1).amax(-1)  # (T, E)
     da = (a - a[0]).abs().amax(-1)
-    Rpw = tl.Rp_w(t, s["lam0"], alpha, n, B2, s["Ra"], s["r0"])[:, None]
-    Rpa = tl.Rp_a(t, s["lam0"], alpha, n, m, B1, s["Rw"], s["r0"])[:, None]
+    Rpw = _Rp_members(tl.Rp_w, t, s["r0"], s["lam0"], alpha, n, B2, s["Ra"])
+    Rpa = _Rp_members(tl.Rp_a, t, s["r0"], s["lam0"], alpha, n, m, B1, s["Rw"])
     ok_l = bool((lmin >= s["lam0"] / 2).all())
     rw, ra = float((dW[1:] / Rpw[1:]).max()), float((da[1:] / Rpa[1:]).max())
     # coverage: time for the long run to halve the loss vs min(t1, t2)
     res = ((r["y"] - r["f"]) ** 2).sum(-1).mean(-1)
     t_half = float(r["t"][int((res <= res[0] / 2).nonzero()[0])])
     cover = s["tmin"] / t_half
-    mutated = float((dW[1:] / (0.01 * Rpw[1:])).max())  # mutation: R'_w 100× smaller
-    verdict = "vacuous" if ok_l and rw <= 1 and ra <= 1 and cover < 1e-2 else ("holds" if ok_l and rw <= 1 and ra <= 1 else "violated")
+    ok = ok_l and rw <= 1 and ra <= 1
+    verdict = ("vacuous" if cover < 1e-2 else "holds") if ok else "violated"
     record(verdict, observed=max(rw, ra), bound=1.0, config={"m": m, **fz.TWO_LAYER, "steps": 60, "eta": s["eta"]},
-           hypotheses={"t1": s["t1"], "t2": s["t2"], "R_a (legible part)": s["Ra"], "R_w": s["Rw"], "lambda_min ok": ok_l,
-                       "max R_w hat/R'_w": rw, "max R_a hat/R'_a": ra, "t to halve loss": t_half, "coverage min(t1,t2)/t_half": cover,
-                       "mutated (R'_w/100) ratio": mutated},
-           finding=(f"All three conditions hold on [0, min(t1,t2)], but min(t1,t2) = {s['tmin']:.2g} is {cover:.1e} of the time "
+           hypotheses={"t1 (min over members)": min(s["t1"]), "t2 (min over members)": min(s["t2"]), "R_a (legible part)": s["Ra"],
+                       "R_w": s["Rw"], "lambda_min ok": ok_l, "max R_w hat/R'_w": rw, "max R_a hat/R'_a": ra,
+                       "t to halve loss": t_half, "coverage min(t1,t2)/t_half": cover},
+           tightness="max over steps and members of R̂/R' (radii)",
+           finding=("" if verdict != "vacuous" else
+                    f"All three conditions hold on [0, min(t1,t2)], but min(t1,t2) = {s['tmin']:.2g} is {cover:.1e} of the time "
                     f"the loss takes to halve ({t_half:.2g}): the lemma controls a negligible initial stretch of training."))
-    assert ok_l and rw <= 1 and ra <= 1
+    mutated = float((dW[1:] / (0.01 * Rpw[1:])).max())  # wrong version: R'_w 100× smaller
+    record("holds" if mutated > 1 else "violated", role="companion", observed=mutated, bound=1.0,
+           note=f"wrong version R'_w/100: max R̂_w/(R'_w/100) = {mutated:.3g} (> 1: rejected)")
+    assert ok, (ok_l, rw, ra)
     assert mutated > 1
 
 
 @pytest.mark.claim("zhu2022/thm-3")
 def test_stability_bound_24_and_init_events(ctx, record):
     """(24): P(f_t, ε) ≤ (ε/α) Σ_r |a_r(t)| ‖w_r(t)‖ at every recorded t (closed form of P for scalar output);
-    (b) per-neuron init events |a_r(0)| ≤ √(2/π) n β₂ and ‖w_r(0)‖ ≤ 4β₁√d + 2β₁√(log n) vs the stated 1/n rate;
-    (c) Eq. (25) with measured maxima in place of R'_a, R'_w. Mutation: (24) with max_r instead of Σ_r."""
+    (b) per-neuron init events |a_r(0)| ≤ √(2/π) n β₂ and ‖w_r(0)‖ ≤ 4β₁√d + 2β₁√(log n) vs the stated 1/n rate
+    (exact one-sided binomial tests over all neurons, family-wise 1e-3); (c) Eq. (25) with measured maxima in place
+    of R'_a, R'_w. Companions: (24) with max_r instead of Σ_r; the |a_r(0)| event with the mean √(2/π)β₂ in place
+    of the Markov level √(2/π)nβ₂ (must fail at a rate above 1/n)."""
     eps, Nt = 0.1, 256
     gen = record.generator({"t": "thm3"})
     table, worst24, mut24, worst25 = [], 0.0, 0, 0.0
+    fa_n = fw_n = fa_mut = tot = 0
     for m in _widths(ctx):
         r = _run(ctx, m)
         d, n, alpha = r["X"].shape[1], r["X"].shape[0], r["alpha"]
@@ -295,90 +384,178 @@ def test_stability_bound_24_and_init_events(ctx, record):
             table.append({"m": m, "t": float(r["t"][k]), "P/eps": float(P.mean() / eps), "P/(24)": float((P / b24).max()),
                           "P/(25) measured radii": float((P / b25).max())})
         a0, w0 = r["a"][0], r["W"][0]
-        fa = float((a0.abs() > math.sqrt(2 / math.pi) * n * B2).float().mean())
-        fw = float((w0.norm(dim=-1) > 4 * B1 * math.sqrt(d) + 2 * B1 * math.sqrt(math.log(n))).float().mean())
-        table.append({"m": m, "per-neuron |a_r(0)| event failure": fa, "per-neuron |w_r(0)| event failure": fw})
-    record(verdict_for(worst24, 1.0), observed=worst24, bound=1.0, table=table, config={**fz.TWO_LAYER, "eps": eps},
-           hypotheses={"max P/(25) with measured radii": worst25, "mutated (max_r) violations": mut24},
+        fa = int((a0.abs() > math.sqrt(2 / math.pi) * n * B2).sum())
+        fw = int((w0.norm(dim=-1) > 4 * B1 * math.sqrt(d) + 2 * B1 * math.sqrt(math.log(n))).sum())
+        fa_n, fw_n, tot = fa_n + fa, fw_n + fw, tot + a0.numel()
+        fa_mut += int((a0.abs() > math.sqrt(2 / math.pi) * B2).sum())
+        table.append({"m": m, "per-neuron |a_r(0)| event failure": fa / a0.numel(), "per-neuron |w_r(0)| event failure": fw / a0.numel()})
+    n = 8
+    ta, tw = failure_rate_test(fa_n, tot, 1 / n, alpha=5e-4), failure_rate_test(fw_n, tot, 1 / n, alpha=5e-4)
+    ok = worst24 <= 1.0 and worst25 <= 1.0 and not ta.rejects and not tw.rejects
+    record("holds" if ok else "violated", observed=worst24, bound=1.0, table=table, config={**fz.TWO_LAYER, "eps": eps},
+           hypotheses={"max P/(25) with measured radii": worst25, "|a_r(0)| event failure rate": ta.rate,
+                       "|w_r(0)| event failure rate": tw.rate, "neurons": tot},
            tightness="max P/(24) over times and seeds (sign cancellation and |wᵀu| ≪ ‖w‖‖u‖ make it ≪ 1)")
-    assert worst24 <= 1.0 and worst25 <= 1.0
-    assert mut24 > 0
-    ev = [row for row in table if "per-neuron |a_r(0)| event failure" in row]
-    assert all(row["per-neuron |a_r(0)| event failure"] <= 1 / 8 and row["per-neuron |w_r(0)| event failure"] <= 1 / 8 for row in ev)
+    tm = failure_rate_test(fa_mut, tot, 1 / n, alpha=5e-4)
+    rejected = mut24 > 0 and tm.rejects
+    record("holds" if rejected else "violated", role="companion", observed=tm.rate, bound=1 / n,
+           note=(f"wrong versions: (24) with max_r for Σ_r violated {mut24} times; |a_r(0)| ≤ √(2/π)β₂ (mean, no factor n) "
+                 f"fails for {tm.rate:.1%} of neurons (p = {tm.p_value:.1e} against ≤ 1/n)"))
+    assert ok, (worst24, worst25, ta, tw)
+    assert rejected
 
 
 @pytest.mark.claim("zhu2022/thm-3")
 def test_eq25_at_window_end(ctx, record):
-    """(25) with R'_a, R'_w evaluated at t = min(t₁, t₂) (the theorem's own radii; R_a = legible part) on the
-    short GD run that resolves the window: P(f_t, ε) ≤ (εm/α)(R'_a + √(2/π)nβ₂)(R'_w + 4β₁√d + 2β₁√log n).
-    Mutation: (25) without its initialisation terms is violated."""
+    """(25) with R'_a, R'_w evaluated at t = min(t₁, t₂) (the theorem's own radii; R_a = legible part; each member's
+    own ‖y − f(0)‖) on the short GD run that resolves the window:
+    P(f_t, ε) ≤ (εm/α)(R'_a + √(2/π)nβ₂)(R'_w + 4β₁√d + 2β₁√log n).
+    (25) bounds the deterministic (24), (ε/α)Σ_r|a_r(t)|‖w_r(t)‖, term by term through initialisation events; it is
+    recorded 'vacuous' when it exceeds (24) on the same network (it then says nothing that the one-line Cauchy–Schwarz
+    bound does not). Companion: the bound for a single average neuron, (ε/α)(R'_a + √(2/π)β₂)(R'_w + β₁√d) (sum over
+    neurons and tail factors dropped), must be violated."""
     m = _widths(ctx)[0]
-    s = _short_run(ctx, m, {})
+    s = _short_run(ctx, m)
     r, tr, eps = s["r"], s["tr"], 0.1
     n, d, alpha = r["X"].shape[0], r["X"].shape[1], r["alpha"]
     Xt = torch.randn(256, d, generator=record.generator({"t": "eq25"}), dtype=ctx.dtype, device=ctx.device)
     Xt = Xt / Xt.norm(dim=1, keepdim=True)
     from theory.sim.models import DeepMLP
-    net = DeepMLP([tr.stacked("W")[-1], tr.stacked("a")[-1][:, None, :]], r["net"].act, 1.0 / alpha)
-    P = float(pt.stability_scalar(pt.input_grads(net, Xt), eps).max())
-    Rpa = float(tl.Rp_a(s["tmin"], s["lam0"], alpha, n, m, B1, s["Rw"], s["r0"]))
-    Rpw = float(tl.Rp_w(s["tmin"], s["lam0"], alpha, n, B2, s["Ra"], s["r0"]))
-    b = tl.eq25_bound(eps, m, alpha, n, d, B1, B2, Rpa, Rpw)
-    b_mut = eps * m / alpha * Rpa * Rpw  # mutation: (25) without its initialisation terms (movement only)
-    record(verdict_for(P, b), observed=P, bound=b, config={"m": m, "eps": eps, **fz.TWO_LAYER},
-           hypotheses={"R'_a(tmin)": Rpa, "R'_w(tmin)": Rpw, "bound without init terms (mutation)": b_mut},
-           tightness="P/(25) at t = min(t1, t2); the Markov-based |a_r(0)| ≤ √(2/π)nβ₂ and the prefactor m make it loose")
-    assert P <= b
-    assert P > b_mut
+    Wt, at = tr.stacked("W")[-1], tr.stacked("a")[-1]
+    net = DeepMLP([Wt, at[:, None, :]], r["net"].act, 1.0 / alpha)
+    P = pt.stability_scalar(pt.input_grads(net, Xt), eps)  # (E,)
+    b24 = tl.eq24_bound(at, Wt, alpha, eps)
+    Rpa = [float(tl.Rp_a(s["tmin"], s["lam0"], alpha, n, m, B1, s["Rw"], float(v))) for v in s["r0"]]
+    Rpw = [float(tl.Rp_w(s["tmin"], s["lam0"], alpha, n, B2, s["Ra"], float(v))) for v in s["r0"]]
+    b25 = torch.tensor([tl.eq25_bound(eps, m, alpha, n, d, B1, B2, pa, pw) for pa, pw in zip(Rpa, Rpw)],
+                       dtype=ctx.dtype, device=ctx.device)
+    ratio = float((P / b25).max())
+    over24 = float((b25 / b24).min())
+    ok = ratio <= 1.0
+    verdict = ("vacuous" if over24 >= 1 else "holds") if ok else "violated"
+    record(verdict, observed=float(P.max()), bound=float(b25.min()), ratio=ratio,
+           config={"m": m, "eps": eps, **fz.TWO_LAYER},
+           hypotheses={"R'_a(tmin) per member": Rpa, "R'_w(tmin) per member": Rpw, "min over members of (25)/(24)": over24,
+                       "max P/(24)": float((P / b24).max())},
+           tightness="max over members of P/(25) at t = min(t1, t2)",
+           finding=("" if verdict != "vacuous" else
+                    f"(25) is {over24:.3g}× or more the deterministic bound (24) on the same networks (and {1 / ratio:.3g}× P): "
+                    "its Markov-level |a_r(0)| ≤ √(2/π)nβ₂ and the prefactor m make it weaker than the one-line bound it "
+                    "is derived from."))
+    b_mut = torch.tensor([eps / alpha * (pa + math.sqrt(2 / math.pi) * B2) * (pw + B1 * math.sqrt(d)) for pa, pw in zip(Rpa, Rpw)],
+                         dtype=ctx.dtype, device=ctx.device)
+    rej = int((P > b_mut).sum())
+    record("holds" if rej == P.numel() else "violated", role="companion", observed=float((P / b_mut).min()), bound=1.0,
+           note=(f"wrong version (one average neuron, (ε/α)(R'_a + √(2/π)β₂)(R'_w + β₁√d)): violated on {rej}/{P.numel()} "
+                 f"members; the true (25) is {1 / ratio:.3g}× P, so only versions tightened by more than that can be rejected"))
+    assert ok, ratio
+    assert rej == P.numel()
+
+
+WIDTH_C = (1.75, 2.0)  # β₁ = β₂ = m^{-c}: inside the hypothesis c > 1.5 (OCR line 837)
+S_MIN = 0.25  # the smallest decrease refuted: P/ε ∝ m^{-1/4} halves P over the grid's 16× width range
+PLANT = 0.5  # planted decrease of the power companion: P·(m/m₀)^{-1/2}
+
+
+def _trend(logm, logP, alpha):
+    """OLS slope of log P on log m with one-sided (1 − alpha) bounds: (slope, lower, upper)."""
+    res = st.linregress(logm, logP)
+    q = float(st.t.ppf(1 - alpha, len(logm) - 2)) * res.stderr
+    return float(res.slope), float(res.slope - q), float(res.slope + q)
 
 
 @pytest.mark.claim("zhu2022/thm-3")
-@pytest.mark.xfail(strict=True, reason="at CPU scale P(f_t, ε)/ε at matched loss is flat in m (non-lazy, β = m^-c): the "
-                                       "claimed width benefit is not reproduced")
+@pytest.mark.xfail(strict=True, raises=ClaimViolation,
+                   reason="in the theorem's regime (α = 1, β = m^-c with c > 1.5, m > n²) P(f_t, ε)/ε at matched training loss "
+                          "does not decrease with width (it is flat to slightly increasing)")
 def test_width_trend_non_lazy(ctx, record):
-    """Asymptotic claim (final line illegible): with α ≍ 1 and β₁ = β₂ = m^{−c}, P/ε decreases with width
-    ('width helps' in the non-lazy regime; also Appendix E.5). Measured: P(f_t, ε)/ε at matched training loss (first
-    recorded time with loss ≤ 5% of the initial) over a geometric width grid; the claim requires a significantly
-    negative log-log slope (99% CI below 0) for every c."""
-    cs = ctx.pick(quick=(0.5, 1.0), full=(0.5, 1.0, 1.5))
-    widths = ctx.pick(quick=(64, 256, 1024, 4096), full=(64, 256, 1024, 4096, 16384))
-    d, n, E, eps, steps = 5, 8, 4, 0.1, ctx.pick(quick=600, full=20000)
+    """Asymptotic claim (final line illegible): with α ≍ 1, β₁ = β₂ = m^{−c}, c > 1.5 and m > n², P/ε decreases with
+    width ('width helps' in the non-lazy regime; also Appendix E.5). Measured: P(f_t, ε)/ε at matched training loss —
+    each network at its first GD step with loss ≤ 5% of the initial (a second deterministic pass from the same init
+    stops there) — over a geometric width grid, for c ∈ {1.75, 2}; networks still on a saddle plateau at the step
+    budget are excluded and counted. Per c, the OLS slope s of log P on log m over all networks, with one-sided 99%
+    bounds (Bonferroni over the c's): the claim is confirmed if every upper bound is < 0, refuted if some lower bound
+    exceeds −1/4 (P falls more slowly than m^{−1/4}, which would halve P over the grid). Preconditions (plain
+    asserts): m > n², every network non-lazy (relative change of W₁ ≥ 1), ≥ 8 networks per c over ≥ 3 widths.
+    Companion: the same test on planted data P·(m/m₀)^{−1/2} must confirm and not refute."""
+    widths = ctx.pick(quick=(128, 256, 512, 1024), full=(128, 256, 512, 1024, 2048, 4096, 8192))
+    cs = ctx.pick(quick=WIDTH_C, full=WIDTH_C + (2.5,))
+    d, n, E, eps = 5, 8, ctx.pick(quick=8, full=16), 0.1
+    steps, eta, target = ctx.pick(quick=1500, full=6000), 0.05, 0.05
+    assert min(widths) > n * n, "Theorem 3's width condition m > n² fails on the grid"
     gen = record.generator({"t": "width"})
     X = torch.randn(n, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
     y = torch.randn(n, generator=gen, dtype=ctx.dtype, device=ctx.device)
     Xt = torch.randn(256, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     Xt = Xt / Xt.norm(dim=1, keepdim=True)
-    table, fits, series = [], {}, {}
     from theory.sim.models import DeepMLP
+    table, pts, stuck = [], {c: [] for c in cs}, {c: 0 for c in cs}
+    for m in widths:
+        nets = [tl.build(E, d, m, alpha=1.0, beta1=m ** (-c), beta2=m ** (-c), generator=gen, device=ctx.device) for c in cs]
+        W0 = [torch.cat([nt.weights[l] for nt in nets]) for l in range(2)]  # c on the ensemble axis, E per c
+        net = DeepMLP([w.clone() for w in W0], nets[0].act, 1.0)
+        loss = gd(net, X, y, loss="squared", lr=n * eta, steps=steps, record=range(steps + 1)).loss_tensor()  # (T, E·|c|)
+        hit = loss <= target * loss[0]
+        reached = hit.any(0)
+        k = hit.to(torch.int64).argmax(0)
+        if not bool(reached.any()):
+            continue
+        keep = lambda t, ps, u: {"W": ps[0].detach().clone(), "a": ps[1].detach().clone()}
+        again = DeepMLP([w.clone() for w in W0], nets[0].act, 1.0)
+        tr = gd(again, X, y, loss="squared", lr=n * eta, steps=int(k[reached].max()),
+                record=sorted(set(k[reached].tolist())), observe=keep)
+        at = {st_: i for i, st_ in enumerate(tr.steps)}
+        for e in range(len(cs) * E):
+            c = cs[e // E]
+            if not bool(reached[e]):
+                stuck[c] += 1
+                table.append({"c": c, "m": m, "member": e % E, "reached 5% loss": False,
+                              "loss ratio at step budget": float(loss[-1, e] / loss[0, e])})
+                continue
+            i = at[int(k[e])]
+            W, a = tr.obs["W"][i][e:e + 1], tr.obs["a"][i][e:e + 1]
+            P = float(pt.stability_scalar(pt.input_grads(DeepMLP([W, a], net.act, 1.0), Xt), eps)[0]) / eps
+            rel = float((W[0] - W0[0][e]).norm() / W0[0][e].norm())
+            pts[c].append((m, P, rel))
+            table.append({"c": c, "m": m, "member": e % E, "reached 5% loss": True, "step": int(k[e]), "P/eps at matched loss": P,
+                          "loss ratio": float(loss[int(k[e]), e] / loss[0, e]), "rel change W1 (non-lazy if >= 1)": rel})
     for c in cs:
-        Ps = []
-        for m in widths:
-            b = m ** (-c)
-            net = tl.build(E, d, m, alpha=1.0, beta1=b, beta2=b, generator=gen, device=ctx.device)
-            w0 = [w.clone() for w in net.weights]
-            keep = lambda t, ps, u: {"W": ps[0].detach().clone(), "a": ps[1].detach().clone()}
-            tr = gd(net, X, y, loss="squared", lr=n * 0.05, steps=steps, record=geometric_grid(steps, 60), observe=keep)
-            L = tr.loss_tensor()
-            hit = (L <= 0.05 * L[0]).all(-1).nonzero()
-            k = int(hit[0]) if len(hit) else len(tr.steps) - 1
-            nk = DeepMLP([tr.obs["W"][k], tr.obs["a"][k]], net.act, 1.0)
-            P = float(pt.stability_scalar(pt.input_grads(nk, Xt), eps).mean()) / eps
-            rel = float(((tr.obs["W"][k] - w0[0]).flatten(1).norm(dim=1) / w0[0].flatten(1).norm(dim=1)).min())
-            Ps.append(P)
-            table.append({"c": c, "m": m, "P/eps at matched loss": P, "step": tr.steps[k], "reached 5% loss": bool(len(hit)),
-                          "min rel change W1 (non-lazy if >= 1)": rel})
-        f = fit_power(widths, Ps)
-        fits[c] = {"slope": f.exponent, "ci99": f.ci}
-        series[f"c={c}"] = {"x": list(widths), "y": Ps, "xlabel": "width m", "ylabel": "P/eps at matched loss",
-                            "logx": True, "logy": True, "plot": "non-lazy width trend"}
-    dec = all(v["ci99"][1] < 0 for v in fits.values())
-    slopes = ", ".join(f"c={c}: {v['slope']:.3f} (99% CI {v['ci99'][0]:.3f}..{v['ci99'][1]:.3f})" for c, v in fits.items())
-    record("holds" if dec else "expected-failure", observed=max(v["slope"] for v in fits.values()), bound=0.0, ratio=None,
-           table=table, series=series, config={"d": d, "n": n, "E": E, "eps": eps, "cs": cs, "widths": widths},
-           hypotheses={"log-log slope of P/eps vs m": fits},
-           finding="" if dec else (f"P(f_t,ε)/ε at matched loss does not decrease significantly with width ({slopes}); "
-                                   "the runs are non-lazy for c=1. Tiny-scale stand-in, not the paper's setting."),
+        assert len(pts[c]) >= 8 and len({p[0] for p in pts[c]}) >= 3, f"c={c}: too few networks reached the matched loss"
+        assert min(p[2] for p in pts[c]) >= 1.0, f"c={c}: a run is not non-lazy (relative change of W1 < 1)"
+    alpha_c = 0.01 / len(cs)
+    fits, series = {}, {}
+    for c in cs:
+        lm = np.log([p[0] for p in pts[c]])
+        lp = np.log([p[1] for p in pts[c]])
+        s_, lo, hi = _trend(lm, lp, alpha_c)
+        ps_, plo, phi = _trend(lm, lp - PLANT * (lm - lm.min()), alpha_c)
+        fits[c] = {"slope": s_, "lower": lo, "upper": hi, "networks": len(lm), "stuck (excluded)": stuck[c],
+                   "planted slope": ps_, "planted upper": phi, "planted lower": plo}
+        ms = sorted({p[0] for p in pts[c]})
+        series[f"c={c}"] = {"x": ms, "y": [float(np.mean([p[1] for p in pts[c] if p[0] == m])) for m in ms], "xlabel": "width m",
+                            "ylabel": "P/eps at matched loss", "logx": True, "logy": True, "plot": "non-lazy width trend"}
+    confirmed = all(v["upper"] < 0 for v in fits.values())
+    refuted = any(v["lower"] > -S_MIN for v in fits.values())
+    slopes = ", ".join(f"c={c}: {v['slope']:+.3f} (one-sided 99% bounds {v['lower']:+.3f}, {v['upper']:+.3f})" for c, v in fits.items())
+    verdict = "holds" if confirmed else ("expected-failure" if refuted else "not-applicable")
+    record(verdict, observed=max(v["slope"] for v in fits.values()), bound=-S_MIN, ratio=None, table=table, series=series,
+           config={"d": d, "n": n, "E per c": E, "eps": eps, "cs": cs, "widths": widths, "steps": steps, "eta": eta,
+                   "matched loss": target, "alpha (family)": 0.01},
+           hypotheses={"log-log slope of P/eps vs m": fits, "m > n^2": True,
+                       "min rel change W1": min(p[2] for c in cs for p in pts[c])},
+           tightness="fitted exponent of P/ε in m at matched loss (claim: < 0; refuted if > −1/4 at 99%)",
+           finding=("" if verdict == "holds" else
+                    (f"P(f_t,ε)/ε at matched loss does not decrease with width: {slopes}; every run non-lazy (relative change "
+                     f"of W1 ≥ {min(p[2] for c in cs for p in pts[c]):.3g}). Small-scale stand-in (n={n}, d={d}) of the "
+                     "theorem's regime." if refuted else f"inconclusive: {slopes}")),
            note="Theorem 3's final bound is illegible: the check tests its stated direction (decreasing in m)")
-    assert all(r["reached 5% loss"] for r in table)
-    assert dec
+    planted_ok = all(v["planted upper"] < 0 and v["planted lower"] <= -S_MIN for v in fits.values())
+    record("holds" if planted_ok else "violated", role="companion", observed=max(v["planted slope"] for v in fits.values()),
+           bound=0.0, ratio=None,
+           note=("planted P·(m/m0)^(-1/2) (a claim-conforming width effect): the same test confirms the decrease and does "
+                 "not refute: " + ", ".join(f"c={c}: slope {v['planted slope']:+.3f} [{v['planted lower']:+.3f}, "
+                                              f"{v['planted upper']:+.3f}]" for c, v in fits.items())))
+    assert planted_ok, fits
+    assert confirmed or refuted, f"width trend inconclusive: {slopes}"
+    assert_claim(confirmed, f"P/eps at matched loss does not decrease with width: {slopes}")

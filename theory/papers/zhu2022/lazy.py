@@ -20,6 +20,12 @@ def lemma4_shape(m: int, L: int, beta1: float, betaL: float, gam: float) -> floa
             * beta1 * betaL * gam ** (L - 2) * math.sqrt(m))
 
 
+def lemma4_log_shape(m: int, L: int, beta1: float, betaL: float, gam: float) -> float:
+    """log g(m, L), finite where g itself underflows (e^{−m/L³} < 1e-308 for m ≳ 700 L³)."""
+    return (0.5 * math.log(L ** 3 * (m + 1)) - m * m / ((m + 1) * L ** 3)
+            + math.log(beta1 * betaL) + (L - 2) * math.log(gam) + 0.5 * math.log(m))
+
+
 def rel_change(w0: list[torch.Tensor], w1: list[torch.Tensor]) -> torch.Tensor:
     """max_l ‖W_l(T) − W_l(0)‖_F / ‖W_l(0)‖_F per ensemble member, (E,)."""
     r = [((b - a).flatten(1).norm(dim=1) / a.flatten(1).norm(dim=1)) for a, b in zip(w0, w1)]
