@@ -14,10 +14,20 @@ import torch
 import torch.nn.functional as F
 
 from fixtures import wang2024 as fw
+from theory import ClaimViolation, assert_claim
 from theory.papers.wang2024 import adversarial as adv
 from theory.stats import fit_affine
 
 RADII = [1e-4, 1e-3, 1e-2, 0.05, 0.1, 0.3, 0.5, 1.0, 2.0]
+LIMIT_TOL = 1e-2  # catalog: fitted r → 0 limit within 1 % (the affine fit's O(r²) residual at r ≤ 1e-2 is ≲ 1e-3)
+# PGD stability: doubling the steps or the restarts may change R_rob − R per radius by at most this (relative).
+# A converged attack changes it only by the last digits; an attack still climbing moves it by O(1 %).
+PGD_STABLE = 1e-5
+
+
+def _pgd_cfg(ctx):
+    """L2 PGD on the MLP: ≥ 100 steps (catalog), 3 restarts incl. the first-order start (quick); full: 200 × 6."""
+    return dict(steps=ctx.pick(quick=100, full=200), restarts=ctx.pick(quick=3, full=6))
 
 
 _CACHE: dict = {}
@@ -58,10 +68,17 @@ def _compute(kind, ctx):
     if kind == "linear":
         sup = adv.linear_robust_loss(w, X, y, radii)
         inf = adv.linear_robust_loss(w, X, y, radii, sign=-1)
+        stability = None
     else:
-        K = ctx.pick(quick=60, full=200)
-        sup = adv.pgd_l2(f, X, y, radii, steps=K, restarts=ctx.pick(quick=3, full=6), generator=gen)
-        inf = adv.pgd_l2(f, X, y, radii, steps=K, restarts=ctx.pick(quick=3, full=6), sign=-1, generator=gen)
+        cfg = _pgd_cfg(ctx)
+        sup = adv.pgd_l2(f, X, y, radii, generator=gen, **cfg)
+        inf = adv.pgd_l2(f, X, y, radii, sign=-1, generator=gen, **cfg)
+        # attack convergence on the MLP itself: rerun with twice the steps and with twice the restarts
+        stability = {}
+        for name, kw in (("2x steps", dict(cfg, steps=2 * cfg["steps"])),
+                         ("2x restarts", dict(cfg, restarts=2 * cfg["restarts"]))):
+            alt = adv.pgd_l2(f, X, y, radii, generator=gen, **kw).mean(-1)
+            stability[name] = ((alt - sup.mean(-1)) / (sup.mean(-1) - R_nat)).tolist()
     l0 = F.softplus(-s * f(X))
     R_rob = sup.mean(-1)
     ratios = adv.ratio_table(radii, R_nat, R_rob.tolist(), S)
@@ -69,64 +86,125 @@ def _compute(kind, ctx):
     sup_d2 = torch.maximum(sup - l0, l0 - inf).pow(2).mean(-1).sqrt()
     jensen = (R_rob - R_nat - sup_d2).tolist()
     return dict(radii=radii, R=R_nat, S=S, kappa=kappa, ratios=ratios, jensen=jensen, R_rob=R_rob.tolist(),
+                sup_d2=sup_d2.tolist(), sup_d1=(R_rob - R_nat).tolist(), mean_sq=(sup - l0).pow(2).mean(-1).tolist(),
+                stability=stability,
                 S_f=float(G.div((torch.sigmoid(f(X)) - y).abs().clamp_min(1e-300)).pow(2).mean().sqrt()),
                 G=G, X=X, y=y, f=f, w=w)
 
 
-def _limit_fit(m):
-    """Fit ratio(r) = κ̂ + c·r on the three smallest radii (the first-order limit)."""
-    fit = fit_affine(m["radii"][:3], m["ratios"][:3])
+def _limit_fit(m, key="ratios"):
+    """Fit y(r) = ŷ₀ + c·r on the three smallest radii (the first-order limit of a ratio)."""
+    ys = m[key] if key == "ratios" else [v / (r * m["S"]) for v, r in zip(m[key], m["radii"])]
+    fit = fit_affine(m["radii"][:3], ys[:3])
     return fit.intercept, fit
+
+
+def _attack(kind, ctx):
+    return "exact sup/inf" if kind == "linear" else "L2 PGD {steps} steps × {restarts} restarts".format(**_pgd_cfg(ctx))
 
 
 @pytest.mark.claim("wang2024/thm-4.1")
 @pytest.mark.parametrize("kind", ["linear", "relu"])
 def test_first_order_limit(record, ctx, kind):
-    """(R_rob − R)/(r𝔖) → κ = E G/(E G²)^{1/2} ≤ 1 as r → 0: the bound holds to first order with slack 1 − κ."""
+    """(R_rob − R)/(r𝔖) → κ = E G/(E G²)^{1/2} ≤ 1 as r → 0: the bound holds to first order with slack 1 − κ.
+    For the MLP the attack is also checked for convergence: doubling its steps or its restarts changes R_rob − R
+    by ≤ PGD_STABLE (relative) at every radius."""
     m = _measure(record, kind, ctx)
     k_hat, fit = _limit_fit(m)
     err = abs(k_hat / m["kappa"] - 1)
     r_star = adv.crossover(m["radii"], m["ratios"])
-    table = [{"r": r, "ratio (R_rob-R)/(r S)": q, "R_rob": rb, "R + r S": m["R"] + r * m["S"],
-              "(J) slack R_rob-R-sqrt(E supΔ²)": j} for r, q, rb, j in zip(m["radii"], m["ratios"], m["R_rob"], m["jensen"])]
-    assert err < 1e-2, (k_hat, m["kappa"])
-    assert m["kappa"] <= 1
-    record("holds", observed=k_hat, bound=m["kappa"], tightness="fitted r→0 limit of (R_rob−R)/(r𝔖) vs κ",
-           config={"model": kind, "d": 20, "attack": "exact" if kind == "linear" else "L2 PGD"}, table=table,
+    table = [{"r": r, "ratio (R_rob-R)/(r S)": q, "R_rob": rb, "R + r S": m["R"] + r * m["S"]}
+             for r, q, rb in zip(m["radii"], m["ratios"], m["R_rob"])]
+    stab = 0.0
+    if m["stability"] is not None:
+        for name, rel in m["stability"].items():
+            stab = max(stab, max(abs(x) for x in rel))
+            table.append({"PGD stability": name, "relative change of R_rob - R per radius": rel})
+    ok = err < LIMIT_TOL and m["kappa"] <= 1 and stab <= PGD_STABLE
+    record("holds" if ok else "violated", observed=k_hat, bound=m["kappa"],
+           tightness="fitted r→0 limit of (R_rob−R)/(r𝔖) vs κ = E G/(E G²)^{1/2}",
+           config={"model": kind, "d": 20, "attack": _attack(kind, ctx), "limit tolerance": LIMIT_TOL,
+                   "PGD stability tolerance": PGD_STABLE}, table=table,
            series={f"ratio vs r ({kind})": {"x": m["radii"], "y": m["ratios"], "xlabel": "radius r",
                                             "ylabel": "(R_rob − R)/(r·S(ℓ∘f))", "logx": True, "logy": True, "plot": f"thm41 {kind}"},
                    f"kappa ({kind})": {"x": m["radii"], "y": [m["kappa"]] * len(m["radii"]), "plot": f"thm41 {kind}",
                                        "xlabel": "radius r", "ylabel": "ratio"},
                    f"bound = 1 ({kind})": {"x": m["radii"], "y": [1.0] * len(m["radii"]), "plot": f"thm41 {kind}",
                                            "xlabel": "radius r", "ylabel": "ratio"}},
-           note=f"κ = {m['kappa']:.4f}; bound fails from r* = {r_star} on the grid (unit-norm inputs); "
-                f"S(ℓ∘f) = {m['S']:.4g}, paper's proxy S(f) = {m['S_f']:.4g}.")
+           note=f"κ = {m['kappa']:.4f}, fitted limit {k_hat:.4f} (|κ̂/κ − 1| = {err:.1e}); the bound R + r𝔖 fails from "
+                f"r* = {r_star} on the grid (unit-norm inputs); S(ℓ∘f) = {m['S']:.4g}, paper's proxy S(f) = "
+                f"{m['S_f']:.4g}." + ("" if m["stability"] is None else
+                                      f" PGD convergence: max relative change of R_rob − R when doubling steps or "
+                                      f"restarts {stab:.1e} (tolerance {PGD_STABLE:g})."))
+    assert err < LIMIT_TOL, (k_hat, m["kappa"])
+    assert m["kappa"] <= 1
+    assert stab <= PGD_STABLE, m["stability"]
 
 
 @pytest.mark.claim("wang2024/thm-4.1")
 @pytest.mark.parametrize("kind", ["linear", "relu"])
 def test_jensen_step_every_radius(record, ctx, kind):
-    """The exact pre-linearization step (J) of App. A holds at every radius."""
+    """App. A, the two steps of the proof at every radius.
+
+    (J) R_rob − R = E sup Δ ≤ (E sup Δ²)^{1/2} is an arithmetic consistency step (Jensen; sup Δ ≥ 0 because ε = 0 is
+    feasible, so it cannot fail for any numbers: it checks the bookkeeping of sup/inf, not the paper). The step that
+    carries the theorem is the linearization sup_ε Δ² ≈ r²‖∇ₓℓ‖²: then (E sup Δ²)^{1/2}/(r𝔖) → 1 as r → 0. That
+    limit is fitted on the three smallest radii and must be 1 within LIMIT_TOL; the ratio at larger r shows where
+    the linearization (not Jensen) breaks."""
     m = _measure(record, kind, ctx)
     worst = max(m["jensen"])
-    assert worst <= 1e-12  # a difference of means of O(1) losses: a few ulps
-    record("holds", observed=worst, bound=0.0, tightness="max_r R_rob − R − (E sup Δ²)^{1/2} (≤ 0)",
-           config={"model": kind}, table=[{"r": r, "slack": j} for r, j in zip(m["radii"], m["jensen"])])
+    lin = [v / (r * m["S"]) for v, r in zip(m["sup_d2"], m["radii"])]
+    lim, _ = _limit_fit(m, "sup_d2")
+    # a difference of means of O(1) losses: a few ulps
+    ok = worst <= 1e-12 and abs(lim - 1) < LIMIT_TOL
+    record("holds" if ok else "violated", observed=lim, bound=1.0,
+           tightness="fitted r→0 limit of (E sup Δ²)^{1/2}/(r𝔖) (linearization step; 1 expected)",
+           config={"model": kind, "attack": _attack(kind, ctx)},
+           table=[{"r": r, "(J) slack R_rob - R - sqrt(E supΔ²)": j, "sqrt(E supΔ²)/(r S)": q}
+                  for r, j, q in zip(m["radii"], m["jensen"], lin)],
+           note=f"(J) held at every radius (max slack {worst:.1e} ≤ 0; arithmetic consistency). The linearized "
+                f"quantity tends to r𝔖 (fitted limit {lim:.5f}) and exceeds it by {lin[-1]:.2f}× at r = {m['radii'][-1]}: "
+                "the finite-radius failure of Thm 4.1 comes from the linearization, not from Jensen.")
+    assert worst <= 1e-12
+    assert abs(lim - 1) < LIMIT_TOL, lin
 
 
 @pytest.mark.claim("wang2024/thm-4.1")
-@pytest.mark.xfail(strict=True, reason="Thm 4.1 is first-order only: R_rob > R + r·S(ℓ∘f) beyond a modest radius")
+@pytest.mark.parametrize("kind", ["linear", "relu"])
+def test_jensen_step_rejects_wrong(record, ctx, kind):
+    """Companion of the proof-step check: (J) without the square root, R_rob − R ≤ E sup Δ², is rejected at the
+    radii where sup Δ < 1 (there Δ² < Δ); and a linearization limit of 1/2 (a dropped factor 2 in
+    sup(∇ℓᵀε)² = r²‖∇ℓ‖²) misses the fitted limit by more than LIMIT_TOL."""
+    m = _measure(record, kind, ctx)
+    bad_r = [r for r, d1, d2 in zip(m["radii"], m["sup_d1"], m["mean_sq"]) if d1 > d2]
+    lim, _ = _limit_fit(m, "sup_d2")
+    half = abs(lim / 0.5 - 1)
+    rejected = len(bad_r) > 0 and half > LIMIT_TOL
+    record("holds" if rejected else "violated", role="companion", observed=len(bad_r), bound=0,
+           tightness="# radii where R_rob − R > E sup Δ² (the no-square-root version fails there)",
+           table=[{"r": r, "R_rob - R": d1, "E supΔ²": d2} for r, d1, d2 in zip(m["radii"], m["sup_d1"], m["mean_sq"])]
+                 + [{"wrong limit 1/2: |lim/0.5 - 1|": half}],
+           note=f"no-sqrt version rejected at r ∈ {bad_r}; limit 1/2 rejected ({half:.2f} > {LIMIT_TOL:g}).")
+    assert rejected, (bad_r, half)
+
+
+@pytest.mark.claim("wang2024/thm-4.1")
+@pytest.mark.xfail(strict=True, raises=ClaimViolation,
+                   reason="Thm 4.1 is first-order only: R_rob > R + r·S(ℓ∘f) beyond a modest radius")
 @pytest.mark.parametrize("kind", ["linear", "relu"])
 def test_bound_at_finite_radius(record, ctx, kind):
     """As printed (≲ read as ≤ at every radius): fails once curvature dominates (crossover r*)."""
     m = _measure(record, kind, ctx)
     r_star = adv.crossover(m["radii"], m["ratios"])
     worst = max(m["ratios"])
-    record("expected-failure", observed=worst, bound=1.0, config={"model": kind},
-           finding=f"R_rob ≤ R + r·S(ℓ∘f) fails for r ≥ {r_star} (unit-norm inputs; max ratio {worst:.2f} on the grid "
-                   f"r ≤ {m['radii'][-1]}): the bound is first-order, with an uncontrolled O(r²) term.",
+    ok = worst <= 1.0
+    record("holds" if ok else "expected-failure", observed=worst, bound=1.0,
+           config={"model": kind, "attack": _attack(kind, ctx)},
+           tightness="max over the radius grid of (R_rob − R)/(r𝔖) (the bound needs ≤ 1)",
+           finding="" if ok else (f"R_rob ≤ R + r·S(ℓ∘f) fails for r ≥ {r_star} (unit-norm inputs; max ratio {worst:.2f} on "
+                                  f"the grid r ≤ {m['radii'][-1]}): the bound is first-order, with an uncontrolled O(r²) term."),
            table=[{"r": r, "ratio": q} for r, q in zip(m["radii"], m["ratios"])])
-    assert worst <= 1.0
+    assert_claim(ok, f"R_rob > R + r·S(ℓ∘f) at r ≥ {r_star} (max ratio {worst:.2f})")
 
 
 @pytest.mark.claim("wang2024/thm-4.1")
@@ -137,26 +215,60 @@ def test_limit_check_rejects_wrong_constants(record, ctx):
     n = len(m["y"])
     wrong = {"kappa*1.05": m["kappa"] * 1.05, "limit 1": 1.0, "S of mean loss (1/n)": m["kappa"] * n}
     rej = {k: abs(k_hat / v - 1) for k, v in wrong.items()}
-    assert all(e > 1e-2 for e in rej.values()), rej
-    record("holds", observed=min(rej.values()), bound=1e-2, table=[{"variant": k, "|κ̂/κ' − 1|": v} for k, v in rej.items()],
-           note="companion: each wrong limit misses the fitted κ̂ by more than the 1 % tolerance")
+    rejected = all(e > LIMIT_TOL for e in rej.values())
+    record("holds" if rejected else "violated", role="companion", observed=min(rej.values()), bound=LIMIT_TOL,
+           tightness="smallest |κ̂/κ' − 1| over the wrong limits κ' (rejected when > the tolerance)",
+           table=[{"variant": k, "|κ̂/κ' − 1|": v} for k, v in rej.items()],
+           note="each wrong limit misses the fitted κ̂ by more than the 1 % tolerance")
+    assert rejected, rej
+
+
+def _def31(m, record):
+    gen = record.generator({"pgd": "validation"})
+    f, X, y, w = m["f"], m["X"][:300], m["y"][:300], m["w"]
+    radii = [0.0, 0.01, 0.1, 0.5]
+    pgd = adv.pgd_l2(f, X, y, radii, steps=60, restarts=3, generator=gen).mean(-1)
+    exact = adv.linear_robust_loss(w, X, y, radii).mean(-1)
+    return f, X, y, w, radii, pgd, exact
+
+
+_DEF31_TOL = 1e-6  # catalog: PGD vs closed form on the linear model, relative
 
 
 @pytest.mark.claim("wang2024/def-3.1")
 def test_adversarial_risk_definition(record, ctx):
     """R_rob(f,0) = R(f); r ↦ R_rob non-decreasing; PGD on the linear model matches the closed form (≤1e-6)."""
     m = _measure(record, "linear", ctx)
-    gen = record.generator({"pgd": "validation"})
-    f, X, y, w = m["f"], m["X"][:300], m["y"][:300], m["w"]
-    radii = [0.0, 0.01, 0.1, 0.5]
-    pgd = adv.pgd_l2(f, X, y, radii, steps=60, restarts=3, generator=gen).mean(-1)
-    exact = adv.linear_robust_loss(w, X, y, radii).mean(-1)
+    f, X, y, w, radii, pgd, exact = _def31(m, record)
     gap = float(((exact - pgd) / exact).abs().max())
     R0 = float(F.softplus(-adv.signed(y) * f(X)).mean())
     mono = all(b >= a for a, b in zip(m["R_rob"], m["R_rob"][1:]))
-    assert abs(float(exact[0]) - R0) < 1e-14 and mono and gap <= 1e-6
     # 0-1 version: misclassified iff s wᵀx ≤ r‖w‖
     rob_err = [float((adv.signed(y) * (X @ w) <= r * w.norm()).double().mean()) for r in radii]
-    record("holds", observed=gap, bound=1e-6, tightness="max relative gap PGD vs exact sup (linear model)",
+    ok = abs(float(exact[0]) - R0) < 1e-14 and mono and gap <= _DEF31_TOL
+    record("holds" if ok else "violated", observed=gap, bound=_DEF31_TOL,
+           tightness="max relative gap PGD vs exact sup (linear model)",
            table=[{"r": r, "R_rob exact": float(e), "R_rob PGD": float(p), "robust 0-1 error": z}
-                  for r, e, p, z in zip(radii, exact, pgd, rob_err)])
+                  for r, e, p, z in zip(radii, exact, pgd, rob_err)],
+           note=f"R_rob(0) − R = {float(exact[0]) - R0:.1e}; R_rob non-decreasing on the thm-4.1 grid: {mono}.")
+    assert abs(float(exact[0]) - R0) < 1e-14 and mono and gap <= _DEF31_TOL
+
+
+@pytest.mark.claim("wang2024/def-3.1")
+def test_adversarial_risk_rejects_wrong(record, ctx):
+    """Companion: the PGD-vs-closed-form comparison rejects wrong closed forms of the sup — the inf
+    softplus(−s wᵀx − r‖w‖) (sign flipped), a 1 % larger radius r·1.01‖w‖, and the L1 norm r‖w‖₁ — at the same
+    1e-6 tolerance (radii > 0)."""
+    m = _measure(record, "linear", ctx)
+    f, X, y, w, radii, pgd, exact = _def31(m, record)
+    s = adv.signed(y)
+    r = torch.tensor(radii[1:], dtype=X.dtype).reshape(-1, 1)
+    wrong = {"inf instead of sup": F.softplus(-s * (X @ w) - r * w.norm()).mean(-1),
+             "radius 1.01 r": F.softplus(-s * (X @ w) + 1.01 * r * w.norm()).mean(-1),
+             "L1 norm of w": F.softplus(-s * (X @ w) + r * w.abs().sum()).mean(-1)}
+    gaps = {k: float(((v - pgd[1:]) / v).abs().max()) for k, v in wrong.items()}
+    rejected = all(g > _DEF31_TOL for g in gaps.values())
+    record("holds" if rejected else "violated", role="companion", observed=min(gaps.values()), bound=_DEF31_TOL,
+           tightness="smallest max-relative gap of a wrong closed form to PGD (rejected when > 1e-6)",
+           table=[{"variant": k, "max rel. gap to PGD": g} for k, g in gaps.items()])
+    assert rejected, gaps

@@ -90,10 +90,8 @@ def test_prop1_linear_rises_early_then_flattens(record, ctx):
                      "late slope / max slope": float(st["slope_ratio"][e]),
                      "varrho tau=0/10/200": [round(float(gd_vr[i, e]), 4) for i in (0, 20, STEPS1)]})
     # float64: 100 steps of the same arithmetic in two orders (Gram of W vs Gram from G0, w0): ≲ 1e-13
-    assert f1_err < 1e-12, f1_err
-    ok = bool((st["frac_up"] >= 0.95).all() and (st["slope_ratio"] <= 0.1).all() and fit.ci[1] < 0)
-    assert ok, (rows, fit)
-    record("holds", observed=float(st["frac_up"].min()), bound=0.95,
+    ok = bool((st["frac_up"] >= 0.95).all() and (st["slope_ratio"] <= 0.1).all() and fit.ci[1] < 0) and f1_err < 1e-12
+    record("holds" if ok else "violated", observed=float(st["frac_up"].min()), bound=0.95,
            tightness="min over runs of the fraction of non-decreasing GD steps after τ = 0.5",
            config={"d": D1, "n": N1, "separation": 0.3, "eta": ETA1, "steps": STEPS1, "ms": R["ms"], "qs": R["qs"],
                    "seeds": R["seeds"], "long horizon (F1)": LONG},
@@ -106,6 +104,8 @@ def test_prop1_linear_rises_early_then_flattens(record, ctx):
            note=f"slope decays like τ^{fit.exponent:.2f} (CI {fit.ci[0]:.2f}..{fit.ci[1]:.2f}) over τ ∈ [10, 1000]; "
                 f"max slope at τ ≤ {float(st['argmax_tau'].max()):.1f}. The (F1) replica of GD matched GD on W to "
                 f"{f1_err:.1e}.")
+    assert f1_err < 1e-12, f1_err  # control: the (F1) replica is GD on W
+    assert ok, (rows, fit)
 
 
 @pytest.mark.claim("wang2024/prop-1")
@@ -133,11 +133,10 @@ def test_prop1_linear_saturation_level_f1(record, ctx):
     rows = [{"m": m, "q": q, "1 - varrho_inf (F1 prediction)": float(1 - pred[e]),
              "|varrho(tau=5e3) - varrho_inf|": float(gap[-1, e]), "varrho(tau=5e3)": float(R["vr"][-1, e])}
             for e, (m, q) in enumerate(R["labels"])]
-    assert R["gnorm"] < 1e-12 and bool((pred < 1).all())
-    assert ok and not ok_wrong, (rows, fit, fit_w)
     # the exponential rate is the logistic-regression contraction rate of GD near w* (first order): within 25 %
-    assert abs(-fit.slope / rate_pred - 1) < 0.25, (fit.slope, rate_pred)
-    record("holds", observed=float((gap[-1] / (1 - pred)).max()), bound=0.1,
+    rate_ok = abs(-fit.slope / rate_pred - 1) < 0.25
+    good = ok and rate_ok and bool((pred < 1).all())
+    record("holds" if good else "violated", observed=float((gap[-1] / (1 - pred)).max()), bound=0.1,
            tightness="max over runs of |ϱ(τ=5·10³) − ϱ_∞(F1)| / (1 − ϱ_∞)",
            config={"d": D1, "n": N1, "separation": 0.3, "eta": ETA1, "horizon steps": LONG, "|w*|": float(wstar.norm())},
            table=rows + [{"fitted decay rate per step": -fit.slope, "predicted -log(1 - eta*lambda_min)": rate_pred,
@@ -149,7 +148,11 @@ def test_prop1_linear_saturation_level_f1(record, ctx):
            note=f"1 − ϱ_∞ ranges {float((1 - pred).min()):.1e}..{float((1 - pred).max()):.1e} (strictly below 1: the "
                 f"data are not separable, |w*| = {float(wstar.norm()):.2f}); the gap to ϱ_∞ decays at "
                 f"{-fit.slope:.2e}/step vs η·λ_min prediction {rate_pred:.2e}. The wrong limit ϱ_∞ = 1 leaves a gap "
-                f"≈ 1 − ϱ_∞ that does not decay (fitted log-slope {fit_w.slope:.1e}).")
+                f"≈ 1 − ϱ_∞ that does not decay (fitted log-slope {fit_w.slope:.1e}); the same criterion rejects it: "
+                f"{not ok_wrong}.")
+    assert R["gnorm"] < 1e-12  # precondition: w* is a stationary point (non-separable data)
+    assert good, (rows, fit, rate_pred)
+    assert not ok_wrong, fit_w  # companion: the wrong limit ϱ_∞ = 1 is rejected
 
 
 @pytest.mark.claim("wang2024/prop-1")
@@ -170,8 +173,8 @@ def test_prop1_linear_separable_tends_to_one(record, ctx):
     wn = w.norm(dim=-1).median(dim=1).values
     fw_log = fit_affine(np.log(taus[sel]), wn.numpy()[sel])
     decreasing = bool((one_minus[1:][torch.tensor(sel[1:])] <= one_minus[:-1][torch.tensor(sel[1:])]).all())
-    assert fit.ci[1] < 0 and fw_log.slope_ci[0] > 0 and decreasing, (fit, fw_log)
-    record("holds", observed=fit.exponent, bound=0.0, tightness="fitted exponent of median 1 − ϱ(τ) in τ (< 0: → 1)",
+    ok = fit.ci[1] < 0 and fw_log.slope_ci[0] > 0 and decreasing
+    record("holds" if ok else "violated", observed=fit.exponent, bound=0.0, tightness="fitted exponent of median 1 − ϱ(τ) in τ (< 0: → 1)",
            config={"d": D1, "n": N1, "separation": 0.5, "eta": ETA1, "horizon steps": LONG},
            table=[{"1-varrho at tau=1e2/1e3/5e3": [float(one_minus[np.argmin(abs(taus - t))]) for t in (100, 1000, 5000)],
                    "exponent": fit.exponent, "99% CI": list(fit.ci), "|w| per log tau": fw_log.slope}],
@@ -179,13 +182,20 @@ def test_prop1_linear_separable_tends_to_one(record, ctx):
                                                       "ylabel": "1 − ϱ", "logx": True, "logy": True}},
            note="On separable data ‖w‖ grows like log τ (fitted slope per log τ in the table), so ϱ → 1 slowly "
                 f"(1 − ϱ ∝ τ^{fit.exponent:.2f} over τ ∈ [10², 5·10³]).")
+    assert ok, (fit, fw_log, decreasing)
 
 
 @pytest.mark.claim("wang2024/prop-1")
 def test_prop1_relu_rises_early_then_flattens(record, ctx):
-    """Property 1 for the ReLU MLP (Thm 5.5 setting, autograd GD, a frozen; ϱ_{a,σ∘W} on 60 held-out points at every
-    step): the rise (τ ≥ 0.5 until ϱ first reaches 95 % of its total rise) is non-decreasing at ≥ 95 % of the steps,
-    the mean slope over the last 20 % is ≤ 0.1·max slope in absolute value, and any post-peak decline is ≤ 5 % of the rise."""
+    """Property 1 for the ReLU MLP ('Property 1 still holds for the MLPs', §5.2; Thm 5.5 setting, autograd GD,
+    a frozen; ϱ_{a,σ∘W} on 60 held-out points at every step). The paper states 'develops during the initial stages
+    of training and becomes saturated as training progresses', read as: the rise (τ ≥ 0.5 until ϱ first reaches
+    95 % of its total rise) is non-decreasing at ≥ 95 % of the steps, the mean slope over the last 20 % is ≤ 0.1·max
+    slope in absolute value, and any post-peak decline is ≤ 5 % of the rise.
+
+    The catalog's criterion (a) — ≥ 95 % of all steps after τ = 0.5 non-decreasing, i.e. monotone through the
+    plateau — is a stricter reading than the paper's wording (which claims no monotonicity after saturation); it is
+    evaluated on the same runs and written as its own, separately labelled record."""
     gen = ctx.generator("wang2024/prop-1", {"model": "relu"})
     X, y, Xe, _ = fw.mixture(200, 60, D1, generator=gen)
     steps, eta, m = ctx.pick(quick=150, full=1000), 0.5, ctx.pick(quick=64, full=256)
@@ -207,21 +217,36 @@ def test_prop1_relu_rises_early_then_flattens(record, ctx):
         drawdown = (peak - float(v[-1])) / rise
         ok &= rise > 0 and frac_rise >= 0.95 and abs(float(st["slope_ratio"][e])) <= 0.1 and drawdown <= 0.05
         rows.append({"m": m, "q": q, "rise varrho(peak)-varrho(0)": rise, "tau at 95% of rise": k95 * eta,
+                     "tau of peak": int(v.argmax()) * eta,
                      "frac non-decreasing during rise": frac_rise, "late/max slope": float(st["slope_ratio"][e]),
                      "post-peak decline / rise": drawdown,
                      "catalog (a): frac non-decreasing after tau=0.5, whole run": float(st["frac_up"][e]),
                      "varrho tau=0/10/end": [round(float(vr[i, e]), 4) for i in (0, 20, -1)]})
-    assert ok, rows
-    worst_a = min(r["catalog (a): frac non-decreasing after tau=0.5, whole run"] for r in rows)
-    record("holds", observed=min(r["frac non-decreasing during rise"] for r in rows), bound=0.95, table=rows,
-           tightness="min fraction of non-decreasing steps during the rise (ReLU)",
-           config={"d": D1, "n": 200, "m": m, "eta": eta, "steps": steps},
+    cfg = {"d": D1, "n": 200, "m": m, "eta": eta, "steps": steps, "qs": qs}
+    record("holds" if ok else "violated", observed=min(r["frac non-decreasing during rise"] for r in rows), bound=0.95,
+           table=rows, tightness="min fraction of non-decreasing steps during the rise (ReLU)", config=cfg,
            series={f"varrho ReLU q={q} #{e}": {"x": [k * eta for k in range(steps + 1)], "y": vr[:, e].tolist(),
                                                "xlabel": "τ", "ylabel": "ϱ_{a,σ∘W}", "plot": "prop1 relu"}
                    for e, q in enumerate(qs)},
-           note="ReLU ϱ rises early and saturates (|late slope| ≪ max slope) but can drift down slightly after its peak "
-                f"(max decline {max(r['post-peak decline / rise'] for r in rows):.1%} of the rise), so the catalog's "
-                f"whole-run criterion (a) is not the right test for ReLU (min fraction {worst_a:.2f}).")
+           note=f"ReLU ϱ rises early and saturates (max |late/max slope| "
+                f"{max(abs(r['late/max slope']) for r in rows):.3f}); max post-peak decline "
+                f"{max(r['post-peak decline / rise'] for r in rows):.2%} of the rise.")
+    # the catalog's criterion (a), separately labelled: reported with its own result, not the paper's statement
+    frac_a = [r["catalog (a): frac non-decreasing after tau=0.5, whole run"] for r in rows]
+    a_ok = min(frac_a) >= 0.95
+    failing = [(r["q"], round(r["catalog (a): frac non-decreasing after tau=0.5, whole run"], 3),
+                r["tau of peak"], round(r["post-peak decline / rise"], 4)) for r in rows
+               if r["catalog (a): frac non-decreasing after tau=0.5, whole run"] < 0.95]
+    record("not-applicable", observed=min(frac_a), bound=0.95, config=cfg,
+           tightness="catalog criterion (a): min fraction of non-decreasing steps after τ = 0.5 (whole run)",
+           table=[{"member": e, "q": r["q"], "criterion (a) fraction": f, "passes (>= 0.95)": f >= 0.95}
+                  for e, (r, f) in enumerate(zip(rows, frac_a))],
+           note=("Catalog criterion (a) (monotone through the plateau), a stricter reading than the paper's wording: "
+                 + ("passes on every run." if a_ok else
+                    f"fails on {len(failing)}/{len(rows)} runs ((q, fraction, τ of peak, decline/rise) = {failing}): "
+                    "after the peak ϱ drifts down by at most the decline shown, so the sign count of plateau increments "
+                    "falls below 0.95; the paper claims saturation, not monotonicity, so this is reported, not a verdict.")))
+    assert ok, rows
 
 
 # ---- Property 2 ------------------------------------------------------------------------------------
@@ -282,9 +307,8 @@ def test_prop2_speed_vs_weight_norm(record, ctx):
     rows = _cell_rows(R)
     num = np.array([r["numerator S(1-(a^T v)^2) (mean over tau<=1)"] for r in rows])
     invq = np.array([r["1/|W(0)|^2 (median)"] for r in rows])
-    assert R["err"] < 1e-12, R["err"]  # (F1) batched program = GD on W, float64
-    assert rs > 0 and p < ALPHA2, (rs, p, rows)
-    record("holds", observed=rs, bound=0.0, tightness=f"Spearman r_s(V, 1/‖W(0)‖²) (permutation p = {p:.1e}, α = {ALPHA2})",
+    ok = rs > 0 and p < ALPHA2
+    record("holds" if ok else "violated", observed=rs, bound=0.0, tightness=f"Spearman r_s(V, 1/‖W(0)‖²) (permutation p = {p:.1e}, α = {ALPHA2})",
            config={"d": D1, "n": 200, "eta": ETA2, "tau": 1.0, "ms": R["ms"], "qs": R["qs"], "seeds": R["seeds"],
                    "alpha": ALPHA2, "permutations": 20000},
            table=rows, series={"V vs 1/|W(0)|^2": {"x": (1 / R["Q0"]).tolist(), "y": R["V"].tolist(),
@@ -294,6 +318,8 @@ def test_prop2_speed_vs_weight_norm(record, ctx):
                 f"{invq.max() / invq.min():.0f} while the Thm 5.3 numerator S_k(1−(aᵀv)²) spans a factor "
                 f"{num.max() / max(num.min(), 1e-300):.1f} (it is not what drives the ordering). Increments, not levels, "
                 "are compared: ϱ(0) itself falls with m (F2).")
+    assert R["err"] < 1e-12, R["err"]  # control: (F1) batched program = GD on W, float64
+    assert ok, (rs, p, rows)
 
 
 @pytest.mark.claim("wang2024/prop-2")
@@ -302,6 +328,8 @@ def test_prop2_rejects_reversed_ordering(record, ctx):
     R = _prop2_grid(ctx)
     gen = record.generator({"perm": 1})
     rs, p = pr.spearman_permutation(R["Q0"].numpy(), R["V"].numpy(), n_perm=20000, generator=gen)
-    assert not (rs > 0 and p < ALPHA2), (rs, p)
-    record("holds", observed=p, bound=ALPHA2, tightness="permutation p-value of the reversed ordering (must not be < α)",
+    rejected = not (rs > 0 and p < ALPHA2)
+    record("holds" if rejected else "violated", role="companion", observed=p, bound=ALPHA2,
+           tightness="permutation p-value of the reversed ordering (rejected when not < α)",
            table=[{"r_s(V, |W(0)|^2)": rs, "p (greater)": p}])
+    assert rejected, (rs, p)

@@ -84,13 +84,19 @@ def mlp_norms(W: torch.Tensor, a: torch.Tensor, X: torch.Tensor, act):
 
 
 def mlp_hidden_opnorm_gram(W: torch.Tensor, X: torch.Tensor, act) -> torch.Tensor:
-    """‖D(x)W‖₂ via the d×d Gram WᵀD(x)W (eigvalsh): same closed form as the SVD one, cheaper for m≫d.
+    """‖D(x)W‖₂ via the d×d Gram WᵀD(x)W (or the m×m Gram D(x)WWᵀD(x) when m < d; eigvalsh): same closed form
+    as the SVD one (checked against it in `def-3.2`), cheaper than an SVD per point.
 
     W (E, m, d), X (N, d) → (E, N). Float64 keeps the square-root of λ_max accurate to ~1e-15 relative
     for well-scaled W (λ_max is the largest eigenvalue, no cancellation).
     """
     D = act.slope(X @ W.transpose(-1, -2))  # (E, N, m)
-    G = torch.einsum("enm,emd,emk->endk", D, W, W)
+    m, d = W.shape[-2:]
+    if m < d:  # same spectrum from the m×m Gram D(x)WWᵀD(x): cost N·m² instead of N·m·d² per member
+        K = W @ W.transpose(-1, -2)  # (E, m, m)
+        G = K.unsqueeze(1) * D.unsqueeze(-1) * D.unsqueeze(-2)
+    else:
+        G = (D.unsqueeze(-1) * W.unsqueeze(1)).transpose(-1, -2) @ W.unsqueeze(1)  # WᵀD(x)W: (E, N, d, d)
     return torch.linalg.eigvalsh(G)[..., -1].clamp_min(0).sqrt()
 
 

@@ -63,12 +63,14 @@ def run_linear(W0, a, X, y, *, eta: float, steps: int, every: int = 1):
     """Full-batch GD on the linear model with the Thm 5.3 bookkeeping at every ``every``-th step.
 
     Returns a dict of (T, E) tensors: k, varrho, C_true = dlog/η, M = S_k(1−(aᵀv)²)/Q, R2 = ②/(ηQ),
-    half_gap = ½(Ṅ−Q̇), main = ηS_k(1−(aᵀv)²), rem = (a−(aᵀv)v)ᵀW(0)x̃, Nd, S_k, plus W(T).
+    half_gap = ½(Ṅ−Q̇), main = ηS_k(1−(aᵀv)²), rem = (a−(aᵀv)v)ᵀW(0)x̃, Nd, S_k, xt2 = ‖x̃(k)‖²,
+    aW0x = aᵀW(0)x̃(k), av = aᵀv (the last three for wrong-version companions), plus W(T).
     S_k = Σ_{τ<k} x̃(τ)ᵀx̃(k) accumulates from W(k) = W(0) + η a Σ_{τ<k} x̃(τ)ᵀ (Lemma B.1).
     """
     W = W0.clone()
     acc = torch.zeros_like(X[:1, :]).expand(W.shape[0], -1).clone()  # Σ_{τ<k} x̃(τ)
-    out = {k: [] for k in ("k", "varrho", "C_true", "M", "R2", "half_gap", "main", "rem", "Nd", "S", "gap")}
+    out = {k: [] for k in ("k", "varrho", "C_true", "M", "R2", "half_gap", "main", "rem", "Nd", "S", "gap", "xt2", "aW0x",
+                           "av")}
     for k in range(steps + 1):
         dW, xt = linear_increment(W, a, X, y)
         if k % every == 0 or k == steps:
@@ -79,7 +81,8 @@ def run_linear(W0, a, X, y, *, eta: float, steps: int, every: int = 1):
             rem = (proj * (W0 @ xt.unsqueeze(-1)).squeeze(-1)).sum(-1)
             vals = dict(k=torch.full_like(S, k), varrho=(r["N"] / r["Q"]).sqrt(), C_true=r["dlog"] / eta,
                         M=S * (1 - r["av"] ** 2) / r["Q"], R2=rem / (eta * r["Q"]), half_gap=0.5 * (r["Nd"] - r["Qd"]),
-                        main=main, rem=rem, Nd=r["Nd"], S=S, gap=r["gap"])
+                        main=main, rem=rem, Nd=r["Nd"], S=S, gap=r["gap"], xt2=xt.pow(2).sum(-1),
+                        aW0x=(a * (W0 @ xt.unsqueeze(-1)).squeeze(-1)).sum(-1), av=r["av"])
             for key, v in vals.items():
                 out[key].append(v)
         if k == steps:
@@ -116,3 +119,35 @@ def alpha_closed_form(x: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     """ReLU at t=0 (Gaussian rows): α_i(0, x) = (π − θ(x, x_i))/(2π) (σ'(0) on a null set)."""
     c = (X @ x) / (X.norm(dim=-1) * x.norm())
     return (torch.pi - torch.arccos(c.clamp(-1, 1))) / (2 * torch.pi)
+
+
+def relu_rates(W, a, dW, Xe, act):
+    """Thm 5.5 proof, Eqs. (102)–(105) and the two displays after them, with D frozen (Ḋ = 0):
+
+    N(x) = ‖aᵀD(x)W‖², Q(x) = ‖D(x)W‖₂², ϱ² = E_x N / E_x Q (‖a‖ = 1), and along Ẇ = ``dW``
+      Ṅ(x) = aᵀ(DẆWᵀD + DWẆᵀD)a = 2 (WᵀDa)ᵀ(ẆᵀDa),
+      Q̇(x) = vᵀ(DẆWᵀD + DWẆᵀD)v = 2 (WᵀDv)ᵀ(ẆᵀDv),
+    where the derivative of λ_max(DWWᵀD) needs v = v(x), the top eigenvector of D(x)WWᵀD(x) (x-dependent);
+    the theorem states v(t) = top eigenvector of W(t)W(t)ᵀ instead (``Qd_WWt``). Returns (E,) tensors:
+    N, Q (x-means), Nd, Qd, Qd_WWt (x-means) and dlog = ½(Ṅ/N − Q̇/Q) = d ln ϱ/dτ, dlog_WWt (printed v).
+    W (E, m, d), a (E, m), dW (E, m, d), Xe (Ne, d).
+    """
+    D = act.slope(Xe @ W.transpose(-1, -2))  # (E, Ne, m)
+    Da = D * a.unsqueeze(1)  # (E, Ne, m)
+    g, gd = Da @ W, Da @ dW  # WᵀDa, ẆᵀDa: (E, Ne, d)
+    N, Nd = g.pow(2).sum(-1), 2 * (g * gd).sum(-1)
+    G = torch.einsum("enm,emd,emk->endk", D, W, W)  # WᵀDW (d×d per x): top eigenpair gives ‖DW‖₂², u(x)
+    ev, U = torch.linalg.eigh(G)
+    Q, u = ev[..., -1], U[..., -1]  # (E, Ne), (E, Ne, d)
+    DWu = D * (W.unsqueeze(1) @ u.unsqueeze(-1)).squeeze(-1)  # D W u = σ₁ v(x): (E, Ne, m)
+    v = DWu / Q.clamp_min(1e-300).sqrt().unsqueeze(-1)
+    Dv = D * v  # = v (D is a 0/1 diagonal)
+    Qd = 2 * ((Dv @ W) * (Dv @ dW)).sum(-1)
+    _, vg, _, _ = top_pair(W)  # top eigenvector of WWᵀ (x-independent), as printed in Thm 5.5
+    Dvg = D * vg.unsqueeze(1)
+    Qd_g = 2 * ((Dvg @ W) * (Dvg @ dW)).sum(-1)
+    Nm, Qm = N.mean(-1), Q.mean(-1)
+    out = dict(N=Nm, Q=Qm, Nd=Nd.mean(-1), Qd=Qd.mean(-1), Qd_WWt=Qd_g.mean(-1))
+    out["dlog"] = 0.5 * (out["Nd"] / Nm - out["Qd"] / Qm)
+    out["dlog_WWt"] = 0.5 * (out["Nd"] / Nm - out["Qd_WWt"] / Qm)
+    return out

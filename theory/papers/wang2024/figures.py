@@ -88,11 +88,12 @@ class WidthRuns:
         return self.varrho[self.steps.index(step)]
 
 
-def run_width(act, m: int, qs, seeds: int, data, *, eta: float, steps: int, record, eps: float,
+def run_width(act, m: int, qs, seeds: int, data, *, eta: float, steps: int, record, eps: float | None,
               generator: torch.Generator, lr_scale=None, pgd_steps: int = 50, pgd_restarts: int = 2) -> WidthRuns:
     """Train E = |qs|·seeds nets of width m by full-batch GD (BCE) and measure ϱ(k), accuracy, robust accuracy
-    at radius ``eps`` and 𝔖(f) at the end. ``lr_scale(m, q)`` multiplies η per member (only for the deliberately
-    confounded companion of `fig-4`; the faithful runs use one η)."""
+    at radius ``eps`` (``None``: not measured, ``rob_acc`` is NaN) and 𝔖(f) at the end. ``lr_scale(m, q)``
+    multiplies η per member (only for the deliberately confounded companion of `fig-4`; the faithful runs use
+    one η)."""
     Xtr, ytr, Xe, ye = data
     d = Xtr.shape[1]
     E = len(qs) * seeds
@@ -110,8 +111,9 @@ def run_width(act, m: int, qs, seeds: int, data, *, eta: float, steps: int, reco
     W = net.W.detach()
     return WidthRuns(m=m, qs=list(qs), seeds=seeds, steps=list(traj.steps), varrho=traj.stacked("varrho"),
                      acc=accuracy(W, net.a, Xe, ye, net.act),
-                     rob_acc=robust_accuracy(W, net.a, Xe, ye, eps, net.act, steps=pgd_steps, restarts=pgd_restarts,
-                                             generator=generator),
+                     rob_acc=(torch.full((E,), float("nan"), dtype=W.dtype) if eps is None else
+                              robust_accuracy(W, net.a, Xe, ye, eps, net.act, steps=pgd_steps, restarts=pgd_restarts,
+                                              generator=generator)),
                      energy=dirichlet_energy(W, net.a, Xe, net.act), W0=W0, W=W, a=net.a, q_of=q_of)
 
 
@@ -201,3 +203,22 @@ def stratified_kendall(x, y, strata, *, n_perm: int, seed: int, alpha: float = 0
     p = (1 + hits) / (1 + n_perm)
     per = {s: float(st.kendalltau(x[ix], y[ix]).statistic) for s, ix in zip(dict.fromkeys(g.tolist()), groups)}
     return dict(per=per, S=obs, p=float(p), significant=bool(p < alpha))
+
+
+def kendall_permutation(x, y, *, n_perm: int, seed: int, alternative: str = "greater"):
+    """Kendall S = Σ_{i<j} sign(x_i − x_j)·sign(y_i − y_j) of one line (ties allowed) and its one-sided permutation
+    p-value (``greater``: H1 S > 0; ``less``: H1 S < 0), p = (1 + #{perm: S_perm as extreme})/(1 + n_perm).
+    Vectorized over permutations. Returns (tau_b from scipy, p)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.size < 3 or n_perm < 1:
+        raise ValueError("kendall_permutation needs ≥3 paired points and n_perm ≥ 1")
+    if alternative not in ("greater", "less"):
+        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
+    sx = np.sign(x[:, None] - x[None, :])
+    obs = float((sx * np.sign(y[:, None] - y[None, :])).sum()) / 2
+    rng = np.random.default_rng(seed)
+    P = np.argsort(rng.random((n_perm, x.size)), axis=1)
+    yp = y[P]  # (n_perm, n)
+    S = (sx[None] * np.sign(yp[:, :, None] - yp[:, None, :])).sum((1, 2)) / 2
+    hits = (S >= obs - 1e-9) if alternative == "greater" else (S <= obs + 1e-9)
+    return float(st.kendalltau(x, y).statistic), float((1 + hits.sum()) / (1 + n_perm))
