@@ -142,18 +142,21 @@ def test_cross_entropy_loss_and_derivative(ctx):
         losses.loss("cross_entropy", u, torch.full((7,), 4))
 
 
-def test_batched_adam_equals_per_network(ctx):
-    """Minibatch Adam over an ensemble = the same Adam run on each member alone (shared batch order)."""
+@pytest.mark.parametrize("opt", ["adam", "sgd"])
+def test_batched_minibatch_equals_per_network(ctx, opt):
+    """Minibatch Adam / SGD over an ensemble = the same run on each member alone (shared batch order)."""
     g = ctx.generator("core/adam", "equal")
     X = torch.randn(30, 6, generator=g, dtype=ctx.dtype)
     y = torch.randint(0, 3, (30,), generator=g)
     net = models.DeepMLP.init(3, [6, 8, 3], generator=g)
     ws0 = [w.clone() for w in net.weights]
-    train.adam(net, X, y, loss="cross_entropy", lr=1e-2, epochs=5, batch=7, generator=torch.Generator().manual_seed(1))
+    run = getattr(train, opt)
+    run(net, X, y, loss="cross_entropy", lr=1e-2, epochs=5, batch=7, generator=torch.Generator().manual_seed(1))
     for e in range(3):
         one = models.DeepMLP([w[e:e + 1].clone() for w in ws0], net.act, net.alpha)
-        train.adam(one, X, y, loss="cross_entropy", lr=1e-2, epochs=5, batch=7,
-                   generator=torch.Generator().manual_seed(1))
+        run(one, X, y, loss="cross_entropy", lr=1e-2, epochs=5, batch=7, generator=torch.Generator().manual_seed(1))
         for a, b in zip(one.weights, net.weights):
             assert torch.allclose(a[0], b[e], rtol=0, atol=1e-12)
     assert not torch.allclose(net.weights[0], ws0[0])  # it moved
+    with pytest.raises(ValueError, match="unknown optimizer"):
+        train.minibatch(net, X, y, optimizer="lbfgs", loss="cross_entropy", lr=1e-2, epochs=1, batch=7)

@@ -121,15 +121,32 @@ def gd(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
     return traj
 
 
-def adam(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr: float, epochs: int, batch: int,
-         generator: torch.Generator | None = None, record: Sequence[int] | None = None,
-         observe: Callable | None = None, blowup: float = 1e8) -> Trajectory:
-    """Minibatch Adam on ``model.params`` in place, ``epochs`` passes over shuffled batches of ``batch``.
+OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
+
+
+def adam(model, X: torch.Tensor, y: torch.Tensor, **kw) -> Trajectory:
+    """Minibatch Adam (Wang et al. Sec. 6, ResNet/WRN runs): :func:`minibatch` with ``optimizer="adam"``."""
+    return minibatch(model, X, y, optimizer="adam", **kw)
+
+
+def sgd(model, X: torch.Tensor, y: torch.Tensor, **kw) -> Trajectory:
+    """Minibatch SGD (Wang et al. Sec. 6: 50 epochs, batch 512, lr 0.003): :func:`minibatch` with ``optimizer="sgd"``."""
+    return minibatch(model, X, y, optimizer="sgd", **kw)
+
+
+def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: str, lr: float, epochs: int,
+              batch: int, generator: torch.Generator | None = None, record: Sequence[int] | None = None,
+              observe: Callable | None = None, blowup: float = 1e8) -> Trajectory:
+    """Minibatch ``optimizer`` ("adam" or "sgd", torch's defaults otherwise) on ``model.params`` in place,
+    ``epochs`` passes over shuffled batches of ``batch``.
 
     The E members share the batch order; their losses are summed, so each member gets its own gradient and,
-    Adam being elementwise, its own optimizer state. Records the full-data loss (and ``observe(epoch, params,
-    outputs)``) at the ``record`` epochs (default: a geometric grid); divergence raises DivergenceError.
+    both optimizers being elementwise, its own optimizer state. Records the full-data loss (and
+    ``observe(epoch, params, outputs)``) at the ``record`` epochs (default: a geometric grid); divergence
+    raises DivergenceError.
     """
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}: choose one of {sorted(OPTIMIZERS)}")
     if not isinstance(epochs, int) or epochs < 0:
         raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
     if not isinstance(batch, int) or batch < 1:
@@ -141,7 +158,7 @@ def adam(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr: float, epoch
     traj, first, N = Trajectory(), None, X.shape[0]
     for p in params:
         p.requires_grad_(True)
-    opt = torch.optim.Adam(params, lr=lr)
+    opt = OPTIMIZERS[optimizer](params, lr=lr)
     try:
         for ep in range(epochs + 1):
             with torch.no_grad():
