@@ -45,6 +45,28 @@ def balance_verdict(t, rb, gamma):
     return mn / gamma ** 2 >= C1_MIN and trend >= TREND_MIN
 
 
+def b4_verdict(kmin: float, c1: float, gamma: float, power: int = 4) -> bool:
+    """Lemma B.4 (ii) rule: κ = min|ρ|/max|ρ| ≥ ĉ₁γ^power (power 4 as used downstream; ĉ₁ from lem-5.4
+    of the same run)."""
+    return kmin >= c1 * gamma ** power * (1 - EXACT)
+
+
+def b3_verdict(t, own, opp, eps: float, gamma: float, c3: float):
+    """Lemma B.3 (ii) rule: the slopes against log t (last two decades) of the per-sample averages
+    (1/m)Σ_r ρ̄_{y_i,r,i} (``own``, (T, E, n)) and (1/m)Σ_r|ρ̲_{−y_i,r,i}| (``opp``) lie in
+    [1/(2c₆), 1/c₄] and [γ/(2c₆), γ/c₅], c₄ = 1 − ε/(γ²c₃), c₅ = 1 − ε/(γ³c₃), c₆ = 1 + ε/(γ²c₃).
+    Returns (ok, slopes (E·n, 4) = (a, SE, b, SE), ((lo, hi), (lo_under, hi_under)))."""
+    t = np.asarray(t, float)
+    T = t[-1]
+    win = (t >= T / 100) & (t >= 1)
+    c4, c5, c6 = 1 - eps / (gamma ** 2 * c3), 1 - eps / (gamma ** 3 * c3), 1 + eps / (gamma ** 2 * c3)
+    A = np.array([(*_log_slope(t[win], own[win, e, i]), *_log_slope(t[win], opp[win, e, i]))
+                  for e in range(own.shape[1]) for i in range(own.shape[2])])
+    lo, hi, lou, hiu = 1 / (2 * c6), 1 / c4, gamma / (2 * c6), gamma / c5
+    ok = bool((A[:, 0] >= lo).all() and (A[:, 0] <= hi).all() and (A[:, 2] >= lou).all() and (A[:, 2] <= hiu).all())
+    return ok, A, ((lo, hi), (lou, hiu))
+
+
 @pytest.fixture(scope="module")
 def c0l(ctx):
     # full profile: paper-scale widths (catalog P2, n=40 of its sweep); the per-step tracking makes the
@@ -56,7 +78,7 @@ def c0l(ctx):
     data = ks.make_data(cfg, gen, device=ctx.device)
     net = ks.make_net(cfg, data, ctx.generator("kou2023/lem-5.4", cfg.key("init", cfg.E)))
     eta = torch.full((cfg.E,), ks.default_eta(cfg, data), dtype=data.X.dtype, device=data.X.device)
-    hook = kd.StepBounds(data.norms2, eta, cfg.n, cfg.m, cfg.gamma, data.stats.R_min, data.stats.R_max)
+    hook = kd.StepBounds(data.norms2, eta, cfg.n, cfg.m, cfg.gamma, data.stats.R_min, data.stats.R_max, y=data.y)
     run = ks.simulate(cfg, data, net, eta=eta, track=True, every_step=hook,
                       observe=("rho", "loss", "dl"))
     return cfg, run
@@ -75,9 +97,13 @@ def test_leaky_balance_c0l(c0l, record):
     cfgd = cfg.as_dict()
     fails = []
     # ---- Lemma 5.4 / B.1 (B.8): Σ_r ρ̄_{y_i,r,i} ≥ c₁γ² Σ_r |ρ_{j,r,i'}| -------------------------
-    rb = kd.balance_sum_ratio(rho[1:], y).cpu().numpy()  # (T-1, E), t ≥ 1
+    # minimum over *every* step t ≥ 1 (StepBounds hook); the tail trend r(T)/r(≈T/10) from the grid
+    rb = kd.balance_sum_ratio(rho[1:], y).cpu().numpy()  # (T-1, E), t ≥ 1 (grid, for plots and the trend)
     summ = [_balance_summary(t[1:], rb[:, e]) for e in range(cfg.E)]
-    mn = min(s[0] for s in summ)
+    hook = run.hook_out
+    every_min = hook.bal_sum.value.cpu().numpy()
+    every_at = hook.bal_sum.step.cpu().numpy()
+    mn = float(every_min.min())
     trend = min(s[2] for s in summ)
     c1 = mn / g ** 2
     ok = c1 >= C1_MIN and trend >= TREND_MIN
@@ -87,11 +113,13 @@ def test_leaky_balance_c0l(c0l, record):
                                                  "plot": "sum-form balance"}
     for cid in ("kou2023/lem-5.4", "kou2023/lem-B.1"):
         record(claim=cid, verdict="holds" if ok else "violated", observed=c1, bound=C1_MIN,
-               tightness="implied constant ĉ₁ = min_t r_bal(t)/γ² (the lemma only asserts some c₁ > 0)",
+               tightness="implied constant ĉ₁ = min over every step t ≥ 1 of r_bal(t)/γ² (the lemma only asserts "
+                         "some c₁ > 0; pass: ĉ₁ ≥ 0.1 and tail trend ≥ 0.9)",
                config=cfgd, hypotheses=run.hyp, series=ser,
-               table=[{"seed": e, "min r_bal": s[0], "argmin t": s[1], "tail trend r(T)/r(T/10)": s[2]}
-                      for e, s in enumerate(summ)],
-               note=f"min r_bal = {mn:.4f} (ĉ₁ = {c1:.3f}), worst tail trend {trend:.4f}")
+               table=[{"seed": e, "min r_bal (every step)": float(every_min[e]), "argmin step": int(every_at[e]),
+                       "min r_bal (grid)": s[0], "tail trend r(T)/r(T/10)": s[2]} for e, s in enumerate(summ)],
+               note=f"min r_bal over all {cfg.steps} steps = {mn:.4f} (ĉ₁ = {c1:.3f}) at step "
+                    f"{int(every_at[int(np.argmin(every_min))])}; worst tail trend {trend:.4f}")
     if not ok:
         fails.append(f"lem-5.4: ĉ₁={c1:.3g}, trend={trend:.3g}")
     # γ-sandwich γS_i(t) ≤ |ρ_{j,r,i}(t)| ≤ S_i(t) (exact, behind B.2–B.4)
@@ -100,54 +128,54 @@ def test_leaky_balance_c0l(c0l, record):
     if sw < -EXACT:
         fails.append(f"gamma-sandwich slack {sw:.3g}")
     # ---- Lemma B.4: |ρ_{j,r,i}| ≥ c₁γ⁴|ρ_{j',r',i'}| and m|ρ_{j,r,i}| ≥ γ Σ_r ρ̄_{y_i,r,i} ---------------
-    kap = kd.neuron_ratio(rho[1:]).cpu().numpy()  # (T-1, E)
-    kmin = float(kap.min())
+    kap = kd.neuron_ratio(rho[1:]).cpu().numpy()  # (T-1, E) on the grid (plot)
+    kmin = float(hook.bal_neuron.value.min())  # every step
     b4i = float(kd.b4_sum_form(rho[1:], y).min())
-    ok4 = kmin >= c1 * g ** 4 * (1 - EXACT) and b4i >= g * (1 - EXACT)
+    ok4 = b4_verdict(kmin, c1, g) and b4i >= g * (1 - EXACT)
     record(claim="kou2023/lem-B.4", verdict="holds" if ok4 else "violated", observed=kmin, bound=c1 * g ** 4,
-           tightness="κ = min_t min|ρ|/max|ρ| against ĉ₁γ⁴ (exponent of γ unreadable: γ³ and γ⁴ both reported)",
+           tightness="κ = min over every step of min|ρ|/max|ρ| against ĉ₁γ⁴ (exponent of γ unreadable: γ³ and γ⁴ "
+                     "both reported)",
            config=cfgd, hypotheses=run.hyp,
            table=[{"kappa_min": kmin, "kappa/gamma^4": kmin / g ** 4, "kappa/gamma^3": kmin / g ** 3,
                    "c1_hat": c1, "(i) min m|rho|/sum rho_bar (>= gamma)": b4i}],
            series={"kappa": {"x": t[1:].tolist(), "y": kap.min(1).tolist(), "xlabel": "step t",
                              "ylabel": "min|rho|/max|rho|", "logx": True}},
            note=f"worst within-sample ratio gives the γ-sandwich (slack {sw:.2e}); 1/γ = {1 / g:g}")
-    assert kmin < c1 * g ** 2  # companion: the sum-form constant c₁γ² does not hold per neuron
+    wrong4 = not b4_verdict(kmin, c1, g, power=2)  # the sum-form constant c₁γ² does not hold per neuron
+    record(claim="kou2023/lem-B.4", verdict="holds" if wrong4 else "violated", role="companion", observed=kmin,
+           bound=c1 * g ** 2, config=cfgd,
+           note=f"mutation κ ≥ ĉ₁γ² (the sum-form constant per neuron): κ = {kmin:.4f} vs {c1 * g ** 2:.4f}, rejected: {wrong4}")
+    assert wrong4
     if not ok4:
         fails.append(f"lem-B.4: κ={kmin:.3g}, (i)={b4i:.3g}")
     # ---- Lemma B.3 (ii): slopes of the averages against log t, last two decades ------------------
-    T = t[-1]
-    win = (t >= T / 100) & (t >= 1)
-    own = kd.own_coeffs(rho, y).clamp_min(0).mean(-2)  # (T, E, n) average ρ̄_{y_i,·,i}
-    opp = torch.where(y > 0, rho[:, :, 1], rho[:, :, 0]).abs().mean(-2)  # (T, E, n) average |ρ̲_{-y_i,·,i}|
+    own = kd.own_coeffs(rho, y).clamp_min(0).mean(-2).cpu().numpy()  # (T, E, n) average ρ̄_{y_i,·,i}
+    opp = torch.where(y > 0, rho[:, :, 1], rho[:, :, 0]).abs().mean(-2).cpu().numpy()  # average |ρ̲_{-y_i,·,i}|
     eps = run.hyp["epsilon"]
-    c3 = c1  # catalog: use ĉ₃ = ĉ₁
-    c4, c5, c6 = 1 - eps / (g ** 2 * c3), 1 - eps / (g ** 3 * c3), 1 + eps / (g ** 2 * c3)
-    slopes = []
-    for e in range(cfg.E):
-        for i in range(cfg.n):
-            a, se = _log_slope(t[win], own[win, e, i].cpu().numpy())
-            b, seb = _log_slope(t[win], opp[win, e, i].cpu().numpy())
-            slopes.append((a, se, b, seb))
-    A = np.array(slopes)
-    lo3, hi3 = 1 / (2 * c6), 1 / c4
-    lo3u, hi3u = g / (2 * c6), g / c5
-    ok3 = bool((A[:, 0] >= lo3).all() and (A[:, 0] <= hi3).all() and (A[:, 2] >= lo3u).all()
-               and (A[:, 2] <= hi3u).all())
+    ok3, A, br = b3_verdict(t, own, opp, eps, g, c1)  # catalog: ĉ₃ = ĉ₁
     ref = 1 / (1 + g ** 2)
     record(claim="kou2023/lem-B.3", verdict="holds" if ok3 else "violated", observed=float(A[:, 0].mean()),
-           bound=[lo3, hi3], ratio=float(A[:, 0].mean() / ref),
-           tightness=f"slope of mean ρ̄ vs log t inside [1/(2c₆), 1/c₄]; ratio = slope / (1/(1+γ²)) (p=0 reference)",
+           bound=list(br[0]), ratio=float(A[:, 0].mean() / ref),
+           tightness="slope of mean ρ̄ vs log t inside [1/(2c₆), 1/c₄]; ratio = slope / (1/(1+γ²)) (p=0 reference)",
            config=cfgd, hypotheses=run.hyp,
            table=[{"slope rho_bar min": A[:, 0].min(), "max": A[:, 0].max(), "max SE": A[:, 1].max(),
-                   "bracket": [lo3, hi3], "slope |rho_under| min": A[:, 2].min(), "max": A[:, 2].max(),
-                   "bracket under": [lo3u, hi3u], "reference 1/(1+g^2)": ref, "gamma/(1+g^2)": g * ref}],
+                   "bracket": list(br[0]), "slope |rho_under| min": A[:, 2].min(), "max": A[:, 2].max(),
+                   "bracket under": list(br[1]), "reference 1/(1+g^2)": ref, "gamma/(1+g^2)": g * ref}],
            series={"mean rho_bar (seed 0, i=0)": {"x": t[1:].tolist(), "y": own[1:, 0, 0].tolist(),
                                                    "xlabel": "step t", "ylabel": "(1/m) sum_r rho_bar",
                                                    "logx": True}},
            note="(i) of B.3 is the sum-form balance, checked under lem-5.4; inner constants of (ii) are OCR-damaged "
                 "and not tested")
-    assert A[:, 0].max() < 1.0  # companion: slope 1 (margin ≈ mean ρ̄, no 1/(1+γ²) share) is rejected
+    # companion: the same bracket test fed with trajectories whose slopes are 40% above / 50% below the
+    # measured ones (outside [1/(2c₆), 1/c₄] ≈ [0.5, 1.0] since the measured slope is ≈ 1/(1+γ²) = 0.8)
+    up = b3_verdict(t, 1.4 * own, 1.4 * opp, eps, g, c1)[0]
+    down = b3_verdict(t, 0.5 * own, 0.5 * opp, eps, g, c1)[0]
+    record(claim="kou2023/lem-B.3", verdict="holds" if not (up or down) else "violated", role="companion",
+           observed=[1.4 * float(A[:, 0].max()), 0.5 * float(A[:, 0].min())], bound=list(br[0]), config=cfgd,
+           note=(f"trajectories with slopes ×1.4 (max {1.4 * A[:, 0].max():.3f} vs 1/c₄ = {br[0][1]:.3f}) and ×0.5 (min "
+                 f"{0.5 * A[:, 0].min():.3f} vs 1/(2c₆) = {br[0][0]:.3f}) rejected by the bracket test: "
+                 f"{not up}, {not down}"))
+    assert not up and not down
     if not ok3:
         fails.append("lem-B.3 slopes outside bracket")
     # ---- Lemma C.1 explicit form (every step): spread ≤ (1−γ)S_i(t) -------------------------------
@@ -174,32 +202,43 @@ def test_leaky_balance_c0l(c0l, record):
 def _companions(cfg, run, record):
     """Companions: the balance check rejects a trajectory whose own-class coefficient of one sample
     decays like 1/log t relative to the rest (balance lost); the explicit C.1 form is tight (a 10%
-    tighter constant fails) and B.2 fails once its constant is multiplied by its measured slack."""
+    tighter constant fails) and B.2 fails once its constant is multiplied by 2.5 (above its measured slack)."""
     g, t, y = cfg.gamma, run.t, run.data.y
     rb = kd.balance_sum_ratio(run.rho[1:], y).cpu().numpy()[:, 0]
-    mn = float(rb.min())
     bad = run.rho[:, :1].clone()
-    own = y > 0
     scale = torch.tensor(1.0 / np.log(np.e + np.asarray(t, float)), dtype=bad.dtype, device=bad.device).view(-1, 1, 1)
-    bad[:, 0, 0, :, 0] *= scale[:, 0]  # sample 0 (label +1): own coefficients starve over time
-    assert bool(own[0])
+    assert bool(y[0] > 0)  # sample 0 has label +1: its own coefficients are ρ[:, :, 0, :, 0]
+    bad[:, 0, 0, :, 0] *= scale[:, 0]  # own coefficients of sample 0 starve over time
     rbb = kd.balance_sum_ratio(bad[1:], y).cpu().numpy()[:, 0]
-    assert not balance_verdict(t[1:], rbb, g)
-    assert balance_verdict(t[1:], rb, g)
+    starved_rejected = not balance_verdict(t[1:], rbb, g)
+    assert balance_verdict(t[1:], rb, g)  # control: the unmodified seed-0 trajectory passes the same rule
     hook = run.hook_out
-    assert float(hook.c1_ratio.max()) > 1 / 1.1  # C.1 explicit is tight: a 10% tighter bound fails
-    assert float(hook.b2_ratio_until().min()) < 2.5  # B.2 with its constant ×2.5 is violated
-    record(claim="kou2023/lem-5.4", verdict="holds", observed=float(_balance_summary(t[1:], rbb)[2]), bound=TREND_MIN,
-           tightness="companion: tail trend of a deliberately starved trajectory; < 0.9 means the check rejects it",
-           note="tail trend of the starved trajectory (must be < 0.9 to be rejected); C.1 tight to "
-                f"{float(hook.c1_ratio.max()):.4f}, B.2 slack {float(hook.b2_ratio_until().min()):.3f}")
+    c1r, b2r = float(hook.c1_ratio.max()), float(hook.b2_ratio_until().min())
+    cfgd = cfg.as_dict()
+    record(claim="kou2023/lem-5.4", verdict="holds" if starved_rejected else "violated", role="companion",
+           observed=float(_balance_summary(t[1:], rbb)[2]), bound=TREND_MIN, config=cfgd,
+           note=(f"seed-0 trajectory with sample 0's own coefficients ×1/log(e+t): tail trend "
+                 f"{_balance_summary(t[1:], rbb)[2]:.3f} (< {TREND_MIN} ⇒ rejected: {starved_rejected})"))
+    record(claim="kou2023/lem-C.1", verdict="holds" if c1r > 1 / 1.1 else "violated", role="companion",
+           observed=c1r, bound=1 / 1.1, config=cfgd,
+           note=f"C.1 with a 10% tighter constant, (1−γ)S_i(t)/1.1: max spread ratio {c1r:.4f} > {1 / 1.1:.4f} ⇒ violated (rejected)")
+    record(claim="kou2023/lem-B.2", verdict="holds" if b2r < 2.5 else "violated", role="companion",
+           observed=b2r, bound=2.5, config=cfgd,
+           note=f"B.2 with its constant ×2.5: min lhs/rhs {b2r:.3f} < 2.5 ⇒ violated (rejected)")
+    assert starved_rejected
+    assert c1r > 1 / 1.1  # C.1 explicit is tight: a 10% tighter bound fails
+    assert b2r < 2.5  # B.2 with its constant ×2.5 is violated
+
+
+SPREAD_MAX = 3.0  # "c independent of n, m": max/min of ĉ₁ over the (n, m) sweep
 
 
 @pytest.mark.claim("kou2023/lem-5.4")
 @pytest.mark.claim("kou2023/lem-B.4")
 def test_balance_constant_trend_over_n_m(ctx, record):
-    """Implied constants ĉ₁ (sum form) and κ/γ⁴ (per neuron) across n and m: bounded away from 0,
-    no downward trend with n or m (the lemma's c is independent of n, m)."""
+    """Implied constants ĉ₁ (sum form) and κ (per neuron), minima over a geometric grid, across n and m:
+    per (n, m) the lem-5.4 rule (ĉ₁ ≥ 0.1, tail trend ≥ 0.9) and the lem-B.4 rule (κ ≥ ĉ₁γ⁴, the same rule
+    as in the C0-L check), and ĉ₁ varying by less than a factor 3 (the lemma's c is independent of n, m)."""
     grid = ctx.pick(quick=[(10, 20), (20, 20), (40, 20), (10, 40), (10, 80)],
                     full=[(10, 100), (40, 100), (160, 100), (40, 1000), (160, 1000)])
     steps = ctx.pick(quick=5_000, full=100_000)
@@ -209,22 +248,32 @@ def test_balance_constant_trend_over_n_m(ctx, record):
         gen = ctx.generator("kou2023/lem-5.4", cfg.key("sweep"))
         data = ks.make_data(cfg, gen, device=ctx.device)
         net = ks.make_net(cfg, data, gen)
+        # grid only (30 geometric points, every step up to ~10): per-step tracking costs 10× here; the C0-L
+        # check above takes the minimum over every step and reports where it falls (t = 1 there)
         run = ks.simulate(cfg, data, net, observe=("rho",))
         rb = kd.balance_sum_ratio(run.rho[1:], data.y)
-        kap = kd.neuron_ratio(run.rho[1:])
-        rows.append({"n": n, "m": m, "c1_hat": float(rb.min() / cfg.gamma ** 2),
-                     "kappa/gamma^4": float(kap.min() / cfg.gamma ** 4),
-                     "tail trend": float((rb[-1] / rb[len(rb) * 3 // 4]).min()), "inside": run.hyp["inside"]})
+        c1 = float(rb.min()) / cfg.gamma ** 2
+        kmin = float(kd.neuron_ratio(run.rho[1:]).min())
+        rows.append({"n": n, "m": m, "c1_hat": c1, "kappa": kmin, "c1_hat*gamma^4": c1 * cfg.gamma ** 4,
+                     "kappa/gamma^4": kmin / cfg.gamma ** 4, "kappa/gamma^3": kmin / cfg.gamma ** 3,
+                     "B.4 rule kappa >= c1_hat gamma^4": b4_verdict(kmin, c1, cfg.gamma),
+                     "tail trend": float((rb[-1] / rb[len(rb) * 3 // 4]).min()), **ks.hyp_row(run.hyp)})
     c1s = [r["c1_hat"] for r in rows]
-    ok = min(c1s) >= C1_MIN and all(r["tail trend"] >= TREND_MIN for r in rows)
+    spread = max(c1s) / min(c1s)
+    ok = min(c1s) >= C1_MIN and all(r["tail trend"] >= TREND_MIN for r in rows) and spread < SPREAD_MAX
+    ok4 = all(r["B.4 rule kappa >= c1_hat gamma^4"] for r in rows)
+    hyp = {"all_inside": all(r["inside"] for r in rows), "per run": "see table"}
     record(claim="kou2023/lem-5.4", verdict="holds" if ok else "violated", observed=min(c1s), bound=C1_MIN,
-           table=rows, tightness="min over (n, m) of ĉ₁; spread max/min = {:.3f}".format(max(c1s) / min(c1s)),
+           table=rows, hypotheses=hyp,
+           tightness=f"min over (n, m) of ĉ₁ (grid minima); spread max/min = {spread:.3f} (< {SPREAD_MAX} required)",
            series={"c1_hat vs n (m=20)": {"x": [r["n"] for r in rows if r["m"] == rows[0]["m"]],
                                           "y": [r["c1_hat"] for r in rows if r["m"] == rows[0]["m"]],
                                           "xlabel": "n", "ylabel": "c1_hat", "logx": True}},
            config={"steps": steps, "grid": grid})
-    record(claim="kou2023/lem-B.4", verdict="holds" if min(r["kappa/gamma^4"] for r in rows) >= C1_MIN else "violated",
-           observed=min(r["kappa/gamma^4"] for r in rows), bound=C1_MIN, table=rows,
-           tightness="min over (n, m) of κ/γ⁴ (implied per-neuron constant)")
+    record(claim="kou2023/lem-B.4", verdict="holds" if ok4 else "violated",
+           observed=min(r["kappa"] / r["c1_hat*gamma^4"] for r in rows), bound=1.0, table=rows, hypotheses=hyp,
+           config={"steps": steps, "grid": grid},
+           tightness=(f"min over (n, m) of κ/(ĉ₁γ⁴) (≥ 1 required, ĉ₁ of the same run); κ/γ⁴ ∈ "
+                      f"[{min(r['kappa/gamma^4'] for r in rows):.3g}, {max(r['kappa/gamma^4'] for r in rows):.3g}]"))
     assert ok, rows
-    assert max(c1s) / min(c1s) < 3.0  # no systematic decay of the constant with n or m
+    assert ok4, rows

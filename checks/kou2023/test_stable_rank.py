@@ -53,11 +53,15 @@ def test_stable_rank_definition(ctx, record):
     err1, erre, errg = float((r1 - 1).abs().max()), float(abs(eye - 7)), float(((via_gram - via_svd) / via_svd).abs().max())
     ranks = torch.linalg.matrix_rank(W).to(ctx.dtype)
     inside = bool(((via_svd >= 1 - 1e-12) & (via_svd <= ranks + 1e-12)).all())
-    wrong = float(((W ** 2).sum((-1, -2)) / spectra.spectral_norm(W) - via_svd).abs().min())  # ‖M‖_F²/‖M‖₂ (no square)
-    record("holds", observed=max(err1, erre, errg), bound=1e-12,
-           note=f"rank-one error {err1:.1e}, I_7 error {erre:.1e}, Gram vs SVD {errg:.1e}; "
-                f"mutation ‖M‖_F²/‖M‖₂ differs by ≥ {wrong:.2f}")
-    assert err1 < 1e-12 and erre < 1e-12 and errg < 1e-12 and inside
+    ok = err1 < 1e-12 and erre < 1e-12 and errg < 1e-12 and inside
+    record("holds" if ok else "violated", observed=max(err1, erre, errg), bound=1e-12,
+           tightness="max abs. error of srank on rank-one matrices, on I_7 (=7) and Gram route vs SVD route",
+           note=f"rank-one error {err1:.1e}, I_7 error {erre:.1e}, Gram vs SVD {errg:.1e}; 1 ≤ srank ≤ rank: {inside}")
+    # companion: ‖M‖_F²/‖M‖₂ (no square on the spectral norm) is rejected by the same comparison
+    wrong = float(((W ** 2).sum((-1, -2)) / spectra.spectral_norm(W) - via_svd).abs().min())
+    record("holds" if wrong > 1.0 else "violated", role="companion", observed=wrong, bound=1e-12,
+           note=f"mutation ‖M‖_F²/‖M‖₂ differs from srank by ≥ {wrong:.2f} on the same matrices (rejected)")
+    assert ok
     assert wrong > 1.0  # the wrong formula is rejected
 
 
@@ -99,12 +103,13 @@ def test_leaky_log_norms_srank_and_loss(ctx, record):
     ok_c = s.min() >= alpha - 0.02 and s.max() <= 1.05
     wrong_alpha_rejected = s.min() < (alpha + 0.1) - 0.02
     hyp = run.hyp
+    assert hyp["inside"], hyp["outside_reasons"]  # precondition: the run is inside Theorem 4.1's hypotheses
     conf = cfg.as_dict()
     record("holds" if ok_a else "violated", observed=float(a.min()), bound=0.0,
            config=conf, hypotheses=hyp,
            tightness=(f"slopes a ∈ [{a.min():.4f}, {a.max():.4f}] (max SE {se.max():.1e}) vs derived p=0 constant "
-                      f"{ref.round(4).tolist()} (max rel. dev {dev:.3%}); window halves agree within {halves.max():.2%}; "
-                      f"mutated constant √(n(1+γ²)/2)={wrong_ref:.3f} rejected (dev ≥ {dev_wrong:.1%})"),
+                      f"{ref.round(4).tolist()} (max rel. dev {dev:.3%}, ≤ 3% required); window halves agree within "
+                      f"{halves.max():.2%}"),
            series=_series(t, nr[:, 0, 0, 0], "‖w_{+1,1}(t)‖ (seed 0)", "neuron norm"))
     record("holds" if ok_b else "violated", observed=float(Linf.max()), bound=1.0,
            config=conf, hypotheses=hyp,
@@ -113,11 +118,15 @@ def test_leaky_log_norms_srank_and_loss(ctx, record):
     record("holds" if ok_c else "violated", observed=float(s.min()), bound=alpha,
            config=conf, hypotheses={**hyp, "c1_hat": c1, "alpha": alpha},
            tightness=(f"loss exponent {s.round(4).tolist()} vs α(ĉ₁={c1:.3f})={alpha:.5f}; t·L(T)={tL.round(4).tolist()} "
-                      f"vs derived p=0 limit {np.round(tL_ref, 4).tolist()}; mutated α+0.1 rejected: {wrong_alpha_rejected}"),
+                      f"vs derived p=0 limit {np.round(tL_ref, 4).tolist()}"),
            series=_series(t, L[:, 0], "L_S(W(t)) (seed 0)", "training loss", logy=True))
-    assert hyp["inside"], hyp["outside_reasons"]
+    rejected = dev_wrong > 0.1 and wrong_alpha_rejected
+    record("holds" if rejected else "violated", role="companion", observed=dev_wrong, bound=0.03, config=conf,
+           note=(f"(a) mutated constant √(n(1+γ²)/2)={wrong_ref:.3f} (no 1/(1+γ²)) is off by ≥ {dev_wrong:.1%} (> 3%: "
+                 f"rejected); (c) mutated exponent α+0.1={alpha + 0.1:.4f}: fitted {s.min():.4f} < α+0.1−0.02 "
+                 f"(rejected: {wrong_alpha_rejected})"))
     assert ok_a and ok_b and ok_c
-    assert dev_wrong > 0.1 and wrong_alpha_rejected  # the check rejects wrong versions
+    assert rejected  # the check rejects wrong versions
 
 
 # --- lem-C.3 -------------------------------------------------------------------------------------
@@ -167,6 +176,11 @@ def test_leaky_srank_rate_and_certificate(ctx, record):
     # sums drifts like √T·ulp(|ρ|) (≈ 3e-13 at T = 1e5, |ρ| ≈ 20): 1e-9 relative leaves room for that
     drift = float(((dC[ks_:] - ref).abs().amax((0, -1, -2)) / ref.abs().amax((-1, -2))).max())
     ok = bounded_nonincr and kp.min() >= 1 and viol == 0 and drift <= 1e-9
+    rejected = viol_quarter > 0 and kp.min() < 3
+    record("holds" if rejected else "violated", role="companion", observed=viol_quarter, bound=0,
+           config=cfg.as_dict(),
+           note=(f"mutations: a 4× tighter certificate ‖E‖_F²/(4‖W‖₂²) is violated at {viol_quarter} grid points; "
+                 f"a rate 1/log³ t (k' ≥ 3) is rejected by the fitted k' = {kp.min():.3f} < 3"))
     record("holds" if ok else "violated", observed=float(kp.min()), bound=1.0,
            config=cfg.as_dict(), hypotheses=run.hyp,
            tightness=(f"k' (vs ‖w‖) = {kp.min():.3f}–{kp.max():.3f} ≥ 1 claimed: the true rate is ≈ 1/log² t; "
@@ -178,7 +192,7 @@ def test_leaky_srank_rate_and_certificate(ctx, record):
            series={**_series(t, gap[:, 0, 0], "srank − 1", "srank − 1", logy=True, plot="lemC3"),
                    **_series(t, cert[:, 0, 0], "certificate ‖E‖_F²/‖W‖₂²", "srank − 1", logy=True, plot="lemC3")})
     assert ok
-    assert viol_quarter > 0 and kp.min() < 3  # mutations (4× tighter certificate, rate 1/log³ t) rejected
+    assert rejected  # mutations (4× tighter certificate, rate 1/log³ t) rejected
 
 
 # --- thm-4.3 and lem-F.1: ReLU n-sweep ------------------------------------------------------------
@@ -203,8 +217,25 @@ def _growth_exponents(rows, kind, m_ref=40, n_ref=10):
             fit_power([a for a, _ in rm], [b for _, b in rm]).exponent)
 
 
-def _bounded_in_n_and_m(exponents, limit=0.2) -> bool:
+def _bounded_in_n_and_m(exponents, limit) -> bool:
     return max(exponents) <= limit
+
+
+def _f1_constants(run):
+    """Lemma F.1's implied constants at the last three grid points, per (member, class):
+    Ĉ_U = ‖ΔW‖_F²/(mn R_max² R_min⁻⁴ log² t) (bound (U)) and ĉ_L = ‖ΔW‖₂/(R_max⁻² R_min √(mn) log t) (bound (L));
+    srank(ΔW) = Ĉ_U R⁶/ĉ_L² identically. Returns (Ĉ_U, ĉ_L) as (3, E, 2) arrays."""
+    cfg, st_ = run.cfg, run.data.stats
+    lt = np.log(run.t[-3:].astype(float))[:, None, None]
+    spec = run.spec_delta[-3:].cpu().numpy()
+    fro = run.srank_delta[-3:].cpu().numpy() * spec ** 2
+    mn = cfg.m * cfg.n
+    CU = fro / (mn * st_.R_max ** 2 * st_.R_min ** -4 * lt ** 2)
+    cL = spec / (st_.R_max ** -2 * st_.R_min * np.sqrt(mn) * lt)
+    return CU, cL
+
+
+GROWTH_MAX = 0.2  # |power-law exponent| in n or m that still counts as "bounded independently of n, m"
 
 
 @pytest.mark.claim("kou2023/thm-4.3")
@@ -215,9 +246,10 @@ def test_relu_srank_bounded_over_n_sweep(ctx, record):
     limits L∞ of srank(W_j − W_j(0)) must stay ≤ 3 and show no power-law growth — the fitted exponent of
     max L∞ against n (m = 40) and against m (n = 10) must be ≤ 0.2 (growth like the trivial bound n has
     exponent 1, like √n ½; the companion feeds such a sweep and is rejected) — and the proof's certificate
-    ‖ΔW‖_F²‖v‖²/‖ΔW v‖² (v = XᵀG⁻¹1) must bound srank(ΔW) at every grid point."""
-    rows, ok = [], True
-    cert_viol = 0
+    ‖ΔW‖_F²‖v‖²/‖ΔW v‖² (v = XᵀG⁻¹1) must bound srank(ΔW) at every grid point. The implied constants
+    Ĉ_U, ĉ_L of the two bounds (U), (L) are reported per run, with their growth exponents in n."""
+    rows = []
+    cert_viol, cert_ratio = 0, 0.0
     for cfg in _sweep_configs(ctx):
         data = ks.make_data(cfg, record.generator(cfg.key(), claim="kou2023/thm-4.3"), device=ctx.device)
         net = ks.make_net(cfg, data, record.generator(cfg.key("init", cfg.m), claim="kou2023/thm-4.3"))
@@ -228,21 +260,36 @@ def test_relu_srank_bounded_over_n_sweep(ctx, record):
         C = run.rho[1:] / data.norms2
         cert, srd = sr.f1_certificate(C, data.G)
         cert_viol += int((srd > cert * (1 + 1e-9)).sum())  # rounding of m×m eigenvalues ≪ 1e-9
+        cert_ratio = max(cert_ratio, float((srd / cert).max()))
+        CU, cL = _f1_constants(run)
         rows.append({"data": cfg.data, "n": cfg.n, "m": cfg.m, "d": cfg.d, "L_inf_max": max(Linf), "L_inf_min": min(Linf),
                      "srank_W_end_max": float(run.srank[-1].max()), "cert_end_max": float(cert[-1].max()),
-                     "trivial_bound_n": cfg.n, "inside": run.hyp["inside"], "C_data": run.hyp["C_data"],
-                     "S0_min_frac": run.hyp["S0_min_frac"]})
+                     "srank_delta_end_max": float(srd[-1].max()), "trivial_bound_n": cfg.n,
+                     "C_U_hat (max, last 3 grid pts)": CU.max(axis=(1, 2)).tolist(),
+                     "c_L_hat (min, last 3 grid pts)": cL.min(axis=(1, 2)).tolist(),
+                     "C_U_hat": float(CU[-1].max()), "c_L_hat": float(cL[-1].min()),
+                     "C_U/c_L settle (rel. change over last 3)": float(max(np.ptp(CU, 0).max() / CU[-1].max(),
+                                                                             np.ptp(cL, 0).max() / cL[-1].min())),
+                     **ks.hyp_row(run.hyp)})
     spread, growth = {}, {}
+    ok = cert_viol == 0
     for kind in ("G", "O"):
         rk = [r for r in rows if r["data"] == kind]
         hi, lo = max(r["L_inf_max"] for r in rk), min(r["L_inf_min"] for r in rk)
         spread[kind] = (lo, hi, hi / lo)
         growth[kind] = _growth_exponents(rows, kind)
-        ok &= hi <= 3 and _bounded_in_n_and_m(growth[kind])
+        ok &= hi <= 3 and _bounded_in_n_and_m(growth[kind], GROWTH_MAX)
+    ok_thm = all(spread[k][1] <= 3 and _bounded_in_n_and_m(growth[k], GROWTH_MAX) for k in spread)
     # companion: a sweep whose limits grew like √n (half the trivial bound's exponent) is rejected
     fake = [dict(r, L_inf_max=r["L_inf_max"] * (r["n"] / 10) ** 0.5) for r in rows]
-    assert not _bounded_in_n_and_m(_growth_exponents(fake, "G"))
-    ok &= cert_viol == 0
+    fake_growth = _growth_exponents(fake, "G")
+    fake_rejected = not _bounded_in_n_and_m(fake_growth, GROWTH_MAX)
+    # implied constants of (U) and (L): growth exponents in n at m = 40 (reported; F.1 needs them O(1))
+    cgrowth = {}
+    for kind in ("G", "O"):
+        rn = sorted((r["n"], r["C_U_hat"], r["c_L_hat"]) for r in rows if r["data"] == kind and r["m"] == 40)
+        cgrowth[kind] = (fit_power([a for a, _, _ in rn], [b for _, b, _ in rn]).exponent,
+                         fit_power([a for a, _, _ in rn], [c for _, _, c in rn]).exponent)
     ns = sorted({r["n"] for r in rows})
     ser = {}
     for kind in ("G", "O"):
@@ -253,20 +300,44 @@ def test_relu_srank_bounded_over_n_sweep(ctx, record):
                               "logx": True, "logy": True, "plot": "nsweep"}
     conf = {"n": ns, "m_sweep": sorted({r["m"] for r in rows}), "steps": _sweep_configs(ctx)[0].steps,
             "data": "D-G(p=1/(20n)) and D-O", "act": "relu"}
-    hyp = {"all_inside": all(r["inside"] for r in rows), "min S0 fraction": min(r["S0_min_frac"] for r in rows)}
+    hyp = {"all_inside": all(r["inside"] for r in rows), "per run": "see table (R_min, R_max, p, C_data, C_eta, "
+           "C_sigma, beta, S0_min_frac, inside, outside_reasons per row)",
+           "outside rows": [(r["data"], r["n"], r["m"], r["outside_reasons"]) for r in rows if not r["inside"]]}
     tight = "; ".join(f"{k}: L∞ ∈ [{v[0]:.3f}, {v[1]:.3f}], growth exponent in n {growth[k][0]:+.3f}, in m "
-                      f"{growth[k][1]:+.3f} (≤ 0.2 required)" for k, v in spread.items())
-    record("holds" if ok else "violated", claim="kou2023/thm-4.3", observed=max(v[1] for v in spread.values()),
+                      f"{growth[k][1]:+.3f} (≤ {GROWTH_MAX} required)" for k, v in spread.items())
+    record("holds" if ok_thm else "violated", claim="kou2023/thm-4.3", observed=max(v[1] for v in spread.values()),
            bound=3.0, config=conf, hypotheses=hyp, table=rows, series=ser,
            tightness=f"{tight}; trivial bound n up to {max(ns)}")
-    record("holds" if cert_viol == 0 else "violated", claim="kou2023/lem-F.1",
-           observed=max(r["cert_end_max"] for r in rows), bound=None, config=conf, hypotheses=hyp,
-           table=[{k: r[k] for k in ("data", "n", "m", "L_inf_max", "cert_end_max")} for r in rows],
-           tightness=(f"certificate valid at every grid point ({cert_viol} violations), end values "
-                      f"{min(r['cert_end_max'] for r in rows):.2f}–{max(r['cert_end_max'] for r in rows):.2f}, "
-                      "≈ 2× the stable rank and bounded in n"),
+    record("holds" if fake_rejected else "violated", claim="kou2023/thm-4.3", role="companion",
+           observed=max(fake_growth), bound=GROWTH_MAX, config=conf,
+           note=(f"the measured sweep with limits multiplied by √(n/10) (growth like √n) has growth exponent "
+                 f"{fake_growth[0]:+.3f} in n > {GROWTH_MAX}: rejected ({fake_rejected})"))
+    ratio_end = [r["srank_delta_end_max"] / r["cert_end_max"] for r in rows]
+    # F.1 with O(1) constants: the implied Ĉ_U, ĉ_L must not grow or decay like a power of n
+    ok_f1 = cert_viol == 0 and all(abs(e) <= GROWTH_MAX for v in cgrowth.values() for e in v)
+    ok &= ok_f1
+    fake_c = {k: fit_power(*zip(*sorted((r["n"], r["c_L_hat"] * (r["n"] / 10) ** -0.5) for r in rows
+                                        if r["data"] == k and r["m"] == 40))).exponent for k in ("G", "O")}
+    record("holds" if all(abs(v) > GROWTH_MAX for v in fake_c.values()) else "violated", claim="kou2023/lem-F.1",
+           role="companion", observed=min(abs(v) for v in fake_c.values()), bound=GROWTH_MAX, config=conf,
+           note=("(L) with a constant decaying like n^-1/2 (the measured ĉ_L × (n/10)^-1/2) has growth exponents "
+                 + ", ".join(f"{k} {v:+.2f}" for k, v in fake_c.items()) + f": rejected by |exponent| ≤ {GROWTH_MAX}"))
+    record("holds" if ok_f1 else "violated", claim="kou2023/lem-F.1",
+           observed=cert_ratio, bound=1.0, config=conf, hypotheses=hyp,
+           table=[{k: r[k] for k in ("data", "n", "m", "L_inf_max", "srank_delta_end_max", "cert_end_max", "C_U_hat",
+                                     "c_L_hat", "C_U_hat (max, last 3 grid pts)", "c_L_hat (min, last 3 grid pts)",
+                                     "C_U/c_L settle (rel. change over last 3)", "inside")} for r in rows],
+           tightness=(f"max over grid points and runs of srank(ΔW)/cert = {cert_ratio:.3f} (≤ 1: certificate valid; "
+                      f"{cert_viol} violations); at T the certificate is {1 / max(ratio_end):.2f}–{1 / min(ratio_end):.2f}× "
+                      f"the stable rank, end values {min(r['cert_end_max'] for r in rows):.2f}–"
+                      f"{max(r['cert_end_max'] for r in rows):.2f} for n ≤ {max(ns)}; implied constants at T: "
+                      f"Ĉ_U ∈ [{min(r['C_U_hat'] for r in rows):.3g}, {max(r['C_U_hat'] for r in rows):.3g}], "
+                      f"ĉ_L ∈ [{min(r['c_L_hat'] for r in rows):.3g}, {max(r['c_L_hat'] for r in rows):.3g}]; growth "
+                      f"exponents in n (Ĉ_U, ĉ_L): " + ", ".join(f"{k} ({v[0]:+.2f}, {v[1]:+.2f})" for k, v in cgrowth.items())
+                      + f" (|·| ≤ {GROWTH_MAX} required: constants independent of n)"),
            note="Lemma F.1's proof invokes Cor. E.3, false for p=0 (see lem-E.2); its conclusion still holds at p=0 (D-O rows)")
-    assert ok, (spread, cert_viol)
+    assert fake_rejected and all(abs(v) > GROWTH_MAX for v in fake_c.values())
+    assert ok, (spread, growth, cert_viol, cgrowth)
 
 
 @pytest.mark.claim("kou2023/thm-4.3")
@@ -278,11 +349,14 @@ def test_relu_bound_fails_without_both_classes(ctx, record):
     net = ks.make_net(cfg, data, record.generator(cfg.key("init")))
     run = ks.simulate(cfg, data, net, observe=("srank",))
     end = run.srank[-1].cpu().numpy()  # (E, 2)
-    record("holds", observed=float(end[:, 1].min()), bound=3.0, config=cfg.as_dict(), hypotheses=run.hyp,
+    rejected = bool(end[:, 1].min() > 3.0)
+    record("holds" if rejected else "violated", role="companion", observed=float(end[:, 1].min()), bound=3.0,
+           config=cfg.as_dict(), hypotheses=run.hyp,
            note=f"one class only: srank(W_-1) stays {end[:, 1].round(2).tolist()} (init-level), srank(W_+1) "
-                f"{end[:, 0].round(3).tolist()}; the bound check rejects it, as it must (hidden hypothesis: both classes)")
+                f"{end[:, 0].round(3).tolist()}; the '≤ 3' check rejects it: {rejected} (hidden hypothesis: both classes; "
+                f"outside reasons reported: {run.hyp['outside_reasons']})")
     assert not run.hyp["inside"]
-    assert end[:, 1].min() > 3.0
+    assert rejected
 
 
 # --- orthogonal data: lem-F.2, lem-F.3, rem-4.4 ---------------------------------------------------
@@ -334,6 +408,9 @@ def test_orthogonal_frozen_pattern_and_log_slope(ctx, record):
     rec_err = float(np.max(np.abs(z - qT) / np.abs(qT)))
     ok = (a_viol == 0 and b_spread <= 1e-12 and c_frozen == 0.0 and judged.any()
           and rel[judged].max() <= 0.03 and rec_err <= 1e-9)
+    rejected = bool(wrong_rel[judged].min() > 0.03)
+    record("holds" if rejected else "violated", role="companion", observed=float(wrong_rel[judged].min()), bound=0.03,
+           config=cfg.as_dict(), note="(d) with a limit 10% above m/|S_i^(0)|: the 3% criterion rejects every judged slope")
     record("holds" if ok else "violated", observed=float(rel[judged].max()), bound=0.03,
            config=cfg.as_dict(), hypotheses=run.hyp,
            table=[{"seed": e, "i": i, "|S_i|": int(Sn[e, i]), "m/|S_i|": float(lim[e, i]), "slope": float(slopes[e, i]),
@@ -342,25 +419,49 @@ def test_orthogonal_frozen_pattern_and_log_slope(ctx, record):
            tightness=(f"(a) {a_viol} nonzero ρ on Z(0)<0; (b) spread within S_i {b_spread:.1e}; (c) frozen from "
                       f"t={int(t[kc])} (implied C ≤ {C_impl:.3g}); (d) slope rel. error ≤ {rel[judged].max():.2%} "
                       f"(naive ratio only {naive.min():.2f}–{naive.max():.2f} of the limit); scalar recursion "
-                      f"error {rec_err:.1e}; mutated limit (+10%) off by ≥ {wrong_rel.min():.1%}"),
+                      f"error {rec_err:.1e}"),
            series=_series(t, rb[:, 0, 0], "ρ̄_{y_1,r,1}(t)", "coefficient"))
     assert ok
-    assert wrong_rel[judged].min() > 0.03  # the 3% criterion rejects a 10%-wrong limit
+    assert rejected  # the 3% criterion rejects a 10%-wrong limit
+
+
+# Orthogonal-data ReLU limit (lem-F.3, rem-4.4). For p = 0 and t ≥ T_stab (Lemma F.2) the own-class
+# coefficients are ρ̄_{y_i,r,i} = (m/|S_i|)(q_i − c_i) with the margin q_i following q ← q + K_i/(1+e^q)
+# exactly, so q_i = log(K_i t) + O(log(K_i t)/(K_i t)), K_i = η|S_i^(0)|‖x_i‖²/(nm²). With u = log t + ā_j
+# (ā_j = mean log K_i over the class): W_j(t) = u·A_j + B_j + o(1), B_j = A_j diag(log K_i − ā_j − c_i) + W_j(0)
+# + (frozen off-class part), so srank(W_j(t)) = srank(A_j + B_j x), x = 1/u: analytic in x with Taylor
+# coefficients ~‖B_j‖^k. Without the shift B_j carries ā_j ≈ −3 and a low-degree fit in 1/log t extrapolates
+# badly from x ∈ [0.09, 0.16] (seed 2: L∞ off by 1.1% linear, 1.3% quadratic); shifted, ‖B_j‖ is the spread
+# of log|S_i| (≲ 0.5) and a quadratic in x leaves an intercept error of the order of the cubic term,
+# ≈ c₃x₁x₂x₃, estimated by LimitFit.truncation (the intercept change when the cubic term is added,
+# ≤ 0.13% on seeds 0–6 against a true error ≤ 0.08%). The check requires truncation ≤ TOL_F3/2, so the 1%
+# criterion judges the limit and not the fit model.
+TOL_F3 = 0.01
+
+
+def _orth_relu_limits(run):
+    """LimitFit of srank(W_j(t)) per (member, class) for the orthogonal ReLU run, and the predicted srank(A)."""
+    cfg = run.cfg
+    shift = sr.orthogonal_log_shift(run.eta, run.S0.sum(1), run.data.norms2, run.data.y, cfg.m)
+    srk = run.srank.cpu().numpy()
+    fits = [[sr.limit_log_poly(run.t, srk[:, e, j], shift=float(shift[e, j]), degree=2) for j in range(2)]
+            for e in range(cfg.E)]
+    pred = sr.orthogonal_limit_srank(run.Z0, run.data.y)[0].cpu().numpy()
+    return fits, pred, shift
 
 
 @pytest.mark.claim("kou2023/lem-F.3")
 def test_orthogonal_srank_predicted_limit_and_approach_to_2(ctx, record):
-    """Lemma F.3: srank(W_j(t)) → srank(A) exactly predicted from the initial pattern (within 1%), the
-    stacked W's limit in [16/9, 9], and srank(A) → 2 only as m, n → ∞ (Monte Carlo, no training)."""
+    """Lemma F.3: srank(W_j(t)) → srank(A) exactly predicted from the initial pattern (within 1%, limit
+    extrapolated by a quadratic in 1/log(K̄t), see the comment above), the stacked W's limit in [16/9, 9],
+    and srank(A) → 2 only as m, n → ∞ (Monte Carlo, no training)."""
     run, _ = orth_pair(ctx)
     cfg, t = run.cfg, run.t
-    pred, pred_stack = sr.orthogonal_limit_srank(run.Z0, run.data.y)
-    pred = pred.cpu().numpy()
-    srk = run.srank.cpu().numpy()
-    fits = [[sr.limit_inverse_log(t, srk[:, e, j]) for j in range(2)] for e in range(cfg.E)]
+    fits, pred, shift = _orth_relu_limits(run)
     Linf = np.array([[f.intercept for f in fe] for fe in fits])
+    trunc = np.array([[f.truncation / p for f, p in zip(fe, pe)] for fe, pe in zip(fits, pred)])
     rel = np.abs(Linf - pred) / pred
-    rel_vs_2 = np.abs(Linf - 2) / 2  # mutation: comparing with 2 at n = 10
+    pred_stack = sr.orthogonal_limit_srank(run.Z0, run.data.y)[1]
     W = run.weights().reshape(cfg.E, 2 * cfg.m, -1)
     stack_end = spectra.stable_rank(W).cpu().numpy()
     ps = pred_stack.cpu().numpy()
@@ -376,45 +477,84 @@ def test_orthogonal_srank_predicted_limit_and_approach_to_2(ctx, record):
     diag = [next(r for r in mc if r["m"] == a and r["n"] == b) for a, b in ((20, 10), (100, 100), (1000, 1000))]
     approach = [abs(r["mean"] - 2) for r in diag]
     ok_mc = approach[2] < approach[0] and approach[2] <= 0.02
-    ok = rel.max() <= 0.01 and in_range and ok_mc
-    record("holds" if ok else "violated", observed=float(rel.max()), bound=0.01, config=cfg.as_dict(),
+    fit_ok = float(trunc.max()) <= TOL_F3 / 2  # precondition: the fit model resolves the tolerance
+    ok = rel.max() <= TOL_F3 and in_range and ok_mc and fit_ok
+    m20 = next(r["mean"] for r in mc if r["m"] == 20 and r["n"] == 1000)
+    record("holds" if ok else "violated", observed=float(rel.max()), bound=TOL_F3, config=cfg.as_dict(),
            hypotheses=run.hyp, table=mc,
            tightness=(f"L∞ {Linf.round(4).tolist()} vs predicted srank(A),srank(B) {pred.round(4).tolist()} "
-                      f"(rel. dev ≤ {rel.max():.2%}); stacked W predicted {ps.round(2).tolist()} (end {stack_end.round(2).tolist()}) "
-                      f"in [16/9, 9]; |E srank(A) − 2| = {[round(a, 3) for a in approach]} along (m,n)=(20,10),(100,100),(1000,1000)"),
+                      f"(rel. dev ≤ {rel.max():.3%}; fit: quadratic in 1/(log t + log K̄), log K̄ "
+                      f"{shift.round(2).min()}…{shift.round(2).max()}, model-error estimate ≤ {trunc.max():.3%}); "
+                      f"stacked W predicted {ps.round(2).tolist()} (end {stack_end.round(2).tolist()}) in [16/9, 9]; "
+                      f"|E srank(A) − 2| = {[round(a, 3) for a in approach]} along (m,n)=(20,10),(100,100),(1000,1000)"),
            finding=(f"'stable rank ≈ 2' is a large-(m, n) statement: at n={cfg.n}, m={cfg.m} the exact limit is "
                     f"srank(A) ∈ [{pred.min():.2f}, {pred.max():.2f}], and for m=20, n=1000 it is "
-                    f"{next(r['mean'] for r in mc if r['m'] == 20 and r['n'] == 1000):.2f} (> 2)"),
+                    f"{m20:.2f} ({'>' if m20 > 2 else '≤'} 2)"),
            series={"E srank(A) (m=1000)": {"x": [r["n"] for r in mc if r["m"] == 1000],
                                            "y": [r["mean"] for r in mc if r["m"] == 1000], "xlabel": "n",
                                            "ylabel": "E srank(A)", "logx": True, "logy": False, "plot": "mc"},
                    "E srank(A) (m=20)": {"x": [r["n"] for r in mc if r["m"] == 20],
                                          "y": [r["mean"] for r in mc if r["m"] == 20], "xlabel": "n",
                                          "ylabel": "E srank(A)", "logx": True, "logy": False, "plot": "mc"}})
-    assert ok
-    assert rel_vs_2.max() > 0.01  # comparing the n=10 run with '2' instead of srank(A) is rejected
+    assert fit_ok, trunc
+    assert ok, (rel, in_range, approach)
+
+
+@pytest.mark.claim("kou2023/lem-F.3")
+def test_orthogonal_srank_wrong_limits_rejected(ctx, record):
+    """Companions of the 1% criterion of lem-F.3 on the same run: (a) the large-(m, n) value 2 in place of
+    srank(A) at n = 10; (b) srank of the un-normalised activity pattern 1[⟨w_{j,r}(0), x_i⟩ > 0] (dropping
+    the m/|S_i^(0)| column scaling of Lemma F.2(d)); (c) the same limit extrapolated with the unshifted
+    linear 1/log t model must be reported as less accurate than the fit used (it is the seed-2 failure mode)."""
+    run, _ = orth_pair(ctx)
+    fits, pred, _ = _orth_relu_limits(run)
+    Linf = np.array([[f.intercept for f in fe] for fe in fits])
+    M = sr.orthogonal_limit_matrix(run.Z0, run.data.y)
+    act = (M > 0).to(M.dtype)
+    ev = torch.linalg.eigvalsh(act @ act.transpose(-1, -2))
+    unscaled = (ev.clamp_min(0).sum(-1) / ev[..., -1]).cpu().numpy()
+    rel2 = float((np.abs(Linf - 2) / 2).max())
+    rel_unscaled = float((np.abs(Linf - unscaled) / unscaled).max())
+    srk = run.srank.cpu().numpy()
+    lin = np.array([[sr.limit_inverse_log(run.t, srk[:, e, j]).intercept for j in range(2)] for e in range(run.cfg.E)])
+    err_fit, err_lin = float((np.abs(Linf - pred) / pred).max()), float((np.abs(lin - pred) / pred).max())
+    rejected = rel2 > TOL_F3 and rel_unscaled > TOL_F3
+    record("holds" if rejected else "violated", role="companion", observed=min(rel2, rel_unscaled), bound=TOL_F3,
+           config=run.cfg.as_dict(), hypotheses=run.hyp,
+           note=(f"wrong limits judged by the same 1% rule: '2' off by {rel2:.2%}, unscaled pattern srank "
+                 f"{unscaled.round(3).tolist()} off by {rel_unscaled:.2%} (both rejected: {rejected}); fit-model "
+                 f"contrast: max rel. error of the unshifted linear 1/log t fit {err_lin:.3%} vs {err_fit:.3%} for "
+                 f"the shifted quadratic"))
+    assert rejected
 
 
 @pytest.mark.claim("kou2023/rem-4.4")
 def test_relu_above_leaky_on_orthogonal_data(ctx, record):
     """Remark 4.4: same orthonormal data and W(0): leaky's limit ∈ [1, 1.01], ReLU's within 1% of
-    srank(A) (≈ 2 at large n) and strictly above leaky's."""
+    srank(A) (≈ 2 at large n; extrapolated as in lem-F.3) and strictly above leaky's."""
     run_r, run_l = orth_pair(ctx)
     t = run_r.t
-    pred = sr.orthogonal_limit_srank(run_r.Z0, run_r.data.y)[0].cpu().numpy()
-    Lr = np.array([[sr.limit_inverse_log(t, run_r.srank[:, e, j].cpu().numpy()).intercept for j in range(2)]
-                   for e in range(run_r.cfg.E)])
+    fits, pred, _ = _orth_relu_limits(run_r)
+    Lr = np.array([[f.intercept for f in fe] for fe in fits])
+    trunc_r = max(f.truncation / p for fe, pe in zip(fits, pred) for f, p in zip(fe, pe))
     Ll = np.array([[sr.limit_inverse_log(t, run_l.srank[:, e, j].cpu().numpy()).intercept for j in range(2)]
                    for e in range(run_l.cfg.E)])
     end_l = run_l.srank[-1].cpu().numpy()
     # srank ≥ 1 exactly; the 1/log t extrapolation of a gap that decays like 1/log² t undershoots 1
     # slightly (≈1e-4 here), so the leaky limit is judged in [1 − 1e-3, 1.01] and the end values in [1, 1.01]
-    ok = (Ll.min() >= 1 - 1e-3 and Ll.max() <= 1.01 and end_l.min() >= 1 - 1e-12 and end_l.max() <= 1.01
-          and (np.abs(Lr - pred) / pred).max() <= 0.01 and Lr.min() > Ll.max() + 0.3)
-    record("holds" if ok else "violated", observed=float(Lr.min() - Ll.max()), bound=0.3,
-           config={"relu": run_r.cfg.as_dict(), "leaky_gamma": run_l.cfg.gamma}, hypotheses=run_r.hyp,
-           tightness=(f"leaky L∞ {Ll.round(5).tolist()} (end {end_l.round(5).tolist()}); ReLU L∞ {Lr.round(3).tolist()} "
-                      f"vs predicted {pred.round(3).tolist()}"),
+    ok_l = Ll.min() >= 1 - 1e-3 and Ll.max() <= 1.01 and end_l.min() >= 1 - 1e-12 and end_l.max() <= 1.01
+    ok_r = (np.abs(Lr - pred) / pred).max() <= TOL_F3 and trunc_r <= TOL_F3 / 2
+    gap = float(Lr.min() - Ll.max())
+    ok = ok_l and ok_r and gap > 0.3
+    record("holds" if ok else "violated", observed=gap, bound=0.3,
+           tightness="min ReLU limit − max leaky limit (same data and W(0)); the remark says ≈ 2 vs 1",
+           config={"relu": run_r.cfg.as_dict(), "leaky_gamma": run_l.cfg.gamma},
+           hypotheses={"relu": run_r.hyp, "leaky": run_l.hyp},
+           table=[{"member": e, "class": ("+1", "-1")[j], "ReLU L_inf": float(Lr[e, j]), "predicted srank(A)": float(pred[e, j]),
+                   "leaky L_inf": float(Ll[e, j]), "leaky end": float(end_l[e, j])}
+                  for e in range(run_r.cfg.E) for j in range(2)],
+           note=(f"leaky L∞ ∈ [{Ll.min():.5f}, {Ll.max():.5f}] (end ≤ {end_l.max():.5f}); ReLU L∞ within "
+                 f"{(np.abs(Lr - pred) / pred).max():.3%} of srank(A) (fit-model error ≤ {trunc_r:.3%})"),
            series={**_series(t, run_r.srank[:, 0, 0].cpu().numpy(), "ReLU srank(W_{+1})", "stable rank", plot="r44"),
                    **_series(t, run_l.srank[:, 0, 0].cpu().numpy(), "leaky srank(W_{+1})", "stable rank", plot="r44")})
-    assert ok
+    assert ok, (Ll, Lr, pred, trunc_r)

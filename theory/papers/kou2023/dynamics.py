@@ -140,6 +140,19 @@ def b2_explicit(rho: torch.Tensor, min_dl_so_far: torch.Tensor, gamma: float, R_
     return a.min(-1).values / a.max(-1).values, gamma * R_min ** 2 / R_max ** 2 * min_dl_so_far
 
 
+class RunningMin:
+    """Running minimum over steps of a per-member statistic (E,), with the step where it occurred."""
+
+    def __init__(self, E: int, dtype, device):
+        self.value = torch.full((E,), float("inf"), dtype=dtype, device=device)
+        self.step = torch.full((E,), -1, dtype=torch.long, device=device)
+
+    def update(self, t: int, v: torch.Tensor) -> None:
+        better = v < self.value
+        self.value = torch.where(better, v, self.value)
+        self.step = torch.where(better, torch.full_like(self.step, t), self.step)
+
+
 class StepBounds:
     """``every_step`` hook for :func:`theory.papers.kou2023.setup.simulate`: evaluates at *every*
     step t ≥ 1 the explicit forms of Lemma C.1 and Lemma B.2 (both hold for any data):
@@ -148,10 +161,15 @@ class StepBounds:
       ``c1_ratio`` (E,) is the max over t, j, i of the left side over the right side (≤ 1).
     - B.2: min|ρ|/max|ρ| ≥ γ R_min²/R_max² · min_{s<t,i}|ℓ'_i(s)|; ``b2_ratio`` (E,) is the min over
       t of left/right (≥ 1), ``b2_ratio_until(T)`` the same restricted to t ≤ T (kept per step).
+
+    With ``y`` given it also keeps, over every step t ≥ 1, the running minima (value and step, per member)
+    of the balance ratios — the whole-trajectory figures of Lemmas 5.4/B.1 and B.4 (leaky: ``bal_sum`` of
+    :func:`balance_sum_ratio`, ``bal_neuron`` = κ of :func:`neuron_ratio`) or, with ``S0`` (ReLU), of Lemma 5.5
+    (``bal_relu`` of :func:`relu_balance_ratio`).
     """
 
     def __init__(self, norms2: torch.Tensor, eta: torch.Tensor, n: int, m: int, gamma: float,
-                 R_min: float, R_max: float):
+                 R_min: float, R_max: float, *, y: torch.Tensor | None = None, S0: torch.Tensor | None = None):
         E = eta.shape[0]
         self.k = (eta.view(E, 1) * norms2 / (n * m))
         self.g, self.rr = gamma, R_min ** 2 / R_max ** 2
@@ -159,6 +177,9 @@ class StepBounds:
         self.min_dl = torch.full((E,), float("inf"), dtype=norms2.dtype, device=norms2.device)
         self.c1_ratio = torch.zeros(E, dtype=norms2.dtype, device=norms2.device)
         self.b2_trace: list[torch.Tensor] = []
+        self.y, self.S0 = y, S0
+        mk = lambda: RunningMin(E, norms2.dtype, norms2.device)  # noqa: E731
+        self.bal_sum, self.bal_neuron, self.bal_relu = mk(), mk(), mk()
 
     def __call__(self, t, rho, Z, dl):
         if t >= 1:
@@ -169,12 +190,64 @@ class StepBounds:
                 a = rho.abs().flatten(1)
                 lhs = a.min(1).values / a.max(1).values
                 self.b2_trace.append(lhs / (self.g * self.rr * self.min_dl))
+            if self.y is not None and self.S0 is None:
+                self.bal_sum.update(t, balance_sum_ratio(rho, self.y))
+                self.bal_neuron.update(t, neuron_ratio(rho))
+            elif self.y is not None:
+                self.bal_relu.update(t, relu_balance_ratio(rho, self.y, self.S0))
         self.acc += dl.abs()
         self.min_dl = torch.minimum(self.min_dl, dl.abs().min(1).values)
 
     def b2_ratio_until(self, T=None) -> torch.Tensor:
         tr = torch.stack(self.b2_trace)  # (steps, E), row k is t = k+1
         return (tr if T is None else tr[:T]).min(0).values
+
+    def finish(self):
+        return self
+
+
+def e24_sides(rho: torch.Tensor, Z0: torch.Tensor, G: torch.Tensor, norms2: torch.Tensor, y: torch.Tensor,
+              eta: torch.Tensor, n: int, m: int):
+    """The derived constant-free form of (E.24) (catalog lem-E.2), on off-class entries j = −y_{i'}:
+
+    |ρ_{j,r,i'}| ≤ [⟨w_{j,r}(0), x_{i'}⟩]_+ + η‖x_{i'}‖²/(nm) + Σ_{k≠i'} |ρ_{j,r,k}||⟨x_k, x_{i'}⟩|/‖x_k‖².
+
+    ``rho`` (..., E, 2, m, n), ``Z0`` (E, 2, m, n), ``eta`` (E,). Returns (lhs, rhs, rhs without the
+    η‖x‖²/(nm) step term, off-class mask broadcastable to lhs)."""
+    jy = torch.stack([y, -y])  # (2, n)
+    off = (jy < 0).view(2, 1, -1)
+    Gabs = (G.abs() / norms2.view(-1, 1)).clone()
+    Gabs.fill_diagonal_(0)  # Σ_{k≠i'} |ρ_k||G_{k i'}|/‖x_k‖²
+    base = Z0.clamp_min(0) + rho.abs() @ Gabs
+    step = eta.view(-1, 1, 1, 1) * norms2 / (n * m)
+    return rho.abs(), base + step, base, off
+
+
+class OffclassE24:
+    """``every_step`` hook: the sharpened (E.24) (:func:`e24_sides`) at *every* step t ≥ 1, and its wrong
+    version without the η‖x‖²/(nm) term. ``viol`` / ``viol_wrong`` (E,): counts of (step, j, r, i') with
+    lhs > rhs + tol, tol = ``rtol``·max|ρ| (the right side is a sum of ≤ n rounded terms)."""
+
+    def __init__(self, Z0, G, norms2, y, eta, n, m, rtol: float = 1e-12):
+        self.args = (Z0, G, norms2, y, eta, n, m)
+        self.rtol = rtol
+        E = Z0.shape[0]
+        self.viol = torch.zeros(E, dtype=torch.long, device=Z0.device)
+        self.viol_wrong = torch.zeros(E, dtype=torch.long, device=Z0.device)
+        self.max_ratio = torch.zeros(E, dtype=Z0.dtype, device=Z0.device)  # max over steps of lhs/rhs
+        self.steps = 0
+
+    def __call__(self, t, rho, Z, dl):
+        if t < 1:
+            return
+        lhs, rhs, rhs_wrong, off = e24_sides(rho, *self.args)
+        tol = self.rtol * lhs.flatten(1).max(1).values.view(-1, 1, 1, 1)
+        offm = off.expand_as(lhs)
+        self.viol += ((lhs > rhs + tol) & offm).flatten(1).sum(1)
+        self.viol_wrong += ((lhs > rhs_wrong + tol) & offm).flatten(1).sum(1)
+        r = torch.where(offm, lhs / rhs, torch.zeros_like(lhs)).flatten(1).max(1).values
+        self.max_ratio = torch.maximum(self.max_ratio, r)
+        self.steps += 1
 
     def finish(self):
         return self

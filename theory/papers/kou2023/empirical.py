@@ -1,30 +1,44 @@
-"""Kou et al. (2023) §6 / App. I empirical observations (claim kou2023/rem-6): P1 runs and summaries.
+"""Kou et al. (2023) §6 / App. I empirical observations (claim kou2023/rem-6): runs and the tests that judge them.
 
 - :func:`p1_run`: one paper-§6 data draw (D-P, ``fixtures.data.kou_section6``) trained by exact
   full-batch GD (the paper's batch 64 exceeds n = 10) with the shared coefficient-space runner
   :func:`theory.papers.kou2023.setup.simulate`; several σ₀ can share the ensemble axis.
+- :func:`task_run`: the same protocol on a fixed real two-class task (shipped 8×8 digits, or MNIST from a
+  local file): the data are shared, so initialization seeds × σ₀ go on the ensemble axis (one call).
 - :func:`area`: time-averaged stable rank (1/T)∫₀ᵀ srank(t) dt (trapezoid on the recorded grid),
   the "decreases faster" measure of observation (i).
-- :func:`ordering`: a declared-false-alarm rank-trend test (``theory.stats.rank_trend``) of an
-  ordering claim, returning the test's numbers for the record.
+- :func:`ordering`: Page's L test of an ordering across k levels within blocks (seeds), with its exact
+  null distribution (independent uniform permutations within each block): the declared α is the actual
+  false-alarm rate.
+- :func:`paired_shift`: exact sign-flip test that one level's values exceed another's within blocks.
 - :func:`bands`: mean ± 3 sd over seeds, the paper's Fig. 1–5 bands, as plot series.
 """
 from __future__ import annotations
 
-import numpy as np
+import itertools
+import math
 
+import numpy as np
+import torch
+from scipy import stats as st
+
+from fixtures import data as fdata
 from theory.papers.kou2023 import setup as ks
 from theory.stats import rank_trend
 
 # P1 (catalog "Standard configurations"): n = 10, d = 784, m = 100, η = 0.1, 50 GD steps.
 P1 = ks.KouConfig(n=10, d=784, m=100, act="leaky_relu", gamma=0.1, sigma0=1e-3, eta=0.1, steps=50, data="P")
+# The same protocol on the shipped digits (d = 64): n = 50 ≤ 64 images (batch 64 ≥ n: SGD is full-batch GD,
+# as for P1), η = 0.1, 50 steps; raw pixels in [0, 1] as in the paper's MNIST runs.
+DIGITS = ks.KouConfig(n=50, d=64, m=100, act="leaky_relu", gamma=0.1, sigma0=1e-3, eta=0.1, steps=50, data="D",
+                      digits=(3, 8))
 
 
-def p1_config(gamma: float, **kw) -> ks.KouConfig:
-    """P1 with leaky slope ``gamma``; γ = 0 means ReLU (the paper's Fig. 1 slope 0)."""
+def p1_config(gamma: float, base: ks.KouConfig = P1, **kw) -> ks.KouConfig:
+    """``base`` (P1 or DIGITS) with leaky slope ``gamma``; γ = 0 means ReLU (the paper's Fig. 1 slope 0)."""
     if gamma == 0:
-        return P1.replace(act="relu", gamma=0.5, **kw)  # gamma unused for ReLU (cfg.slope = 0)
-    return P1.replace(act="leaky_relu", gamma=float(gamma), **kw)
+        return base.replace(act="relu", gamma=0.5, **kw)  # gamma unused for ReLU (cfg.slope = 0)
+    return base.replace(act="leaky_relu", gamma=float(gamma), **kw)
 
 
 def p1_run(cfg: ks.KouConfig, data_gen, init_gen, *, record, device=None, sigma0s=None):
@@ -35,6 +49,30 @@ def p1_run(cfg: ks.KouConfig, data_gen, init_gen, *, record, device=None, sigma0
     return ks.simulate(cfg, data, net, record=record, observe=("srank", "loss"), sigma0s=sigma0s)
 
 
+def task_data(X: torch.Tensor, labels: torch.Tensor, a: int, b: int, n: int, generator=None) -> ks.KouData:
+    """A balanced two-class subset (n/2 images of class ``a`` labelled +1, n/2 of ``b`` labelled −1) of an
+    image set (e.g. MNIST from ``fixtures.real.load_mnist``); pixels as given."""
+    if n % 2 or n <= 0:
+        raise ValueError(f"n must be a positive even number, got {n}")
+    ia, ib = (labels == a).nonzero().flatten(), (labels == b).nonzero().flatten()
+    if len(ia) < n // 2 or len(ib) < n // 2:
+        raise ValueError(f"need {n // 2} images of each class, have {len(ia)} of {a} and {len(ib)} of {b}")
+    pick = lambda i: i[torch.randperm(len(i), generator=generator, device="cpu").to(i.device)[: n // 2]]  # noqa: E731
+    idx = torch.cat([pick(ia), pick(ib)])
+    Xs = X[idx]
+    y = torch.cat([torch.ones(n // 2), -torch.ones(n // 2)]).to(X)
+    G = Xs @ Xs.T
+    return ks.KouData(Xs, y, G, G.diagonal().clone(), fdata.stats(Xs))
+
+
+def task_run(cfg: ks.KouConfig, data: ks.KouData, init_gen, *, sigma0s, record):
+    """``cfg`` on the fixed task ``data`` with E = len(sigma0s) members (seeds × σ₀ flattened by the caller)."""
+    if cfg.E != len(sigma0s):
+        raise ValueError(f"cfg.E = {cfg.E} but {len(sigma0s)} sigma0s")
+    net = ks.make_net(cfg, data, init_gen, sigma0s=list(sigma0s))
+    return ks.simulate(cfg, data, net, record=record, observe=("srank", "loss"), sigma0s=list(sigma0s))
+
+
 def area(t, y) -> float:
     """(1/T)∫₀ᵀ y dt by the trapezoid rule on the grid ``t`` (observation (i): 'decreases faster')."""
     t, y = np.asarray(t, float), np.asarray(y, float)
@@ -43,28 +81,80 @@ def area(t, y) -> float:
     return float(np.trapezoid(y, t) / (t[-1] - t[0]))
 
 
-def ordering(levels, values, *, direction: str, alpha: float = 0.01) -> dict:
-    """Rank-trend test that ``values`` move in ``direction`` ('down' or 'up') as ``levels`` grow.
+def _page_null(k: int, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact null distribution of Page's L = Σ_blocks Σ_j j·r_j (r a uniform permutation of 1..k per block):
+    (support, pmf)."""
+    if k > 8:
+        raise ValueError(f"exact Page null enumerates k! permutations; k={k} > 8 is not supported")
+    js = np.arange(1, k + 1)
+    vals = np.array([int(js @ np.array(p)) for p in itertools.permutations(js)])
+    lo = int(vals.min())
+    one = np.bincount(vals - lo).astype(float) / len(vals)
+    pmf = np.array([1.0])
+    for _ in range(blocks):
+        pmf = np.convolve(pmf, one)
+    return lo * blocks + np.arange(len(pmf)), pmf
 
-    ``levels`` and ``values`` are (seeds, k) arrays: every seed (one data + initialization draw) is a
-    block that sees all k levels. The test is the one-sided Spearman test of
-    :func:`theory.stats.rank_trend` (false-alarm rate ``alpha`` under no association) applied to the
-    within-seed-centred log values log v − mean_seed(log v), which removes the seed-to-seed offset of
-    the stable rank (a blocked design); the pooled, uncentred test is reported alongside as
-    ``pooled_p``. Returns {rho, p, alpha, holds, pooled_rho, pooled_p}."""
+
+def ordering(levels, values, *, direction: str, alpha: float = 0.01) -> dict:
+    """Page's L test that ``values`` move in ``direction`` ('down' or 'up') as ``levels`` grow.
+
+    ``levels`` and ``values`` are (seeds, k) arrays: every seed (one data + initialization draw) is a block
+    that sees all k levels. Within each block the levels and the values are ranked; L = Σ_blocks Σ_j
+    rank(level_j)·rank(value_j). Under H0 (no association) the value ranks are an independent uniform
+    permutation in every block, whatever the block offsets, so the exact null distribution of L (by
+    enumeration and convolution) gives a one-sided p-value whose false-alarm rate is ``alpha`` exactly
+    (up to the discreteness of L). ``rho`` is the mean within-block Spearman correlation (a linear function
+    of L); the pooled, uncentred Spearman test is reported alongside as ``pooled_p`` (its p-value ignores
+    the block structure). Returns {rho, p, alpha, holds, L, pooled_rho, pooled_p}."""
     if direction not in ("down", "up"):
         raise ValueError(f"direction must be 'down' or 'up', got {direction!r}")
     lev, val = np.asarray(levels, float), np.asarray(values, float)
     if lev.ndim != 2 or lev.shape != val.shape or lev.shape[1] < 2:
         raise ValueError(f"ordering needs matching (seeds, k≥2) arrays, got {lev.shape}, {val.shape}")
-    if not np.all(val > 0):
-        raise ValueError("ordering needs positive values (it compares log values within a seed)")
-    alt = "less" if direction == "down" else "greater"
-    lv = np.log(val)
-    cen = lv - lv.mean(1, keepdims=True)
-    rho, p, sig = rank_trend(lev.ravel(), cen.ravel(), alpha=alpha, alternative=alt)
-    prho, pp, _ = rank_trend(lev.ravel(), val.ravel(), alpha=alpha, alternative=alt)
-    return {"rho": rho, "p": p, "alpha": alpha, "holds": sig, "pooled_rho": prho, "pooled_p": pp}
+    if not (np.all(np.isfinite(lev)) and np.all(np.isfinite(val))):
+        raise ValueError("ordering needs finite levels and values")
+    S, k = lev.shape
+    for arr, name in ((lev, "levels"), (val, "values")):
+        if any(len(np.unique(row)) < k for row in arr):
+            raise ValueError(f"ordering needs distinct {name} within every seed (ties have no exact Page null here)")
+    rl = st.rankdata(lev, axis=1)
+    rv = st.rankdata(val, axis=1)
+    if direction == "down":
+        rv = k + 1 - rv
+    L = int(round(float((rl * rv).sum())))
+    support, pmf = _page_null(k, S)
+    p = float(pmf[support >= L].sum())
+    rho = float(np.mean(1 - 6 * ((rl - rv) ** 2).sum(1) / (k * (k * k - 1))))
+    if direction == "down":
+        rho = -rho
+    prho, pp, _ = rank_trend(lev.ravel(), val.ravel(), alpha=alpha, alternative="less" if direction == "down" else "greater")
+    return {"rho": rho, "p": p, "alpha": alpha, "holds": p < alpha, "L": L, "pooled_rho": prho, "pooled_p": pp}
+
+
+def paired_shift(a, b, *, alpha: float = 0.01) -> dict:
+    """Exact one-sided sign-flip test that log b > log a within seeds (``a``, ``b``: (seeds,) positive).
+
+    Statistic: the mean of d = log b − log a. Under H0 (the two labels exchangeable within each seed) the
+    signs of d are i.i.d. fair coin flips, so enumerating all 2^S sign patterns gives the exact null;
+    p = P(mean(±d) ≥ observed). Returns {mean_log_ratio, p, alpha, holds, up_seeds, seeds}."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape or a.ndim != 1 or a.size < 2 or not (np.all(a > 0) and np.all(b > 0)):
+        raise ValueError("paired_shift needs two matching 1-d arrays of positive values (≥ 2 seeds)")
+    if a.size > 20:
+        raise ValueError(f"exact sign-flip enumeration supports ≤ 20 seeds, got {a.size}")
+    d = np.log(b) - np.log(a)
+    signs = 1 - 2 * ((np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1)
+    null = (signs * d).mean(1)
+    obs = float(d.mean())
+    p = float(np.mean(null >= obs - 1e-15 * max(1.0, abs(obs))))
+    return {"mean_log_ratio": obs, "p": p, "alpha": alpha, "holds": p < alpha, "up_seeds": int((d > 0).sum()),
+            "seeds": int(d.size)}
+
+
+def min_p(k: int, seeds: int) -> float:
+    """Smallest p-value Page's test can give for k levels and ``seeds`` blocks: (1/k!)^seeds."""
+    return math.factorial(k) ** -float(seeds)
 
 
 def bands(t, Y, label: str, *, ylabel: str = "srank(W_{+1})", plot: str | None = None, logx: bool = False) -> dict:

@@ -21,7 +21,9 @@ Conventions (catalog "Shared notation"):
 
 Data kinds (``KouConfig.data``): ``"G"`` D-G(p) Gram-controlled unit-norm rows (default),
 ``"O"`` D-O orthonormal (x_i = e_i, or Q e_i with ``rotate``), ``"N"`` D-N(d) Gaussian rows
-N(0, I/d), ``"P"`` D-P the paper's §6 data (x_i = y_i μ + ξ_i, its own Rademacher labels).
+N(0, I/d), ``"P"`` D-P the paper's §6 data (x_i = y_i μ + ξ_i, its own Rademacher labels), ``"D"`` a
+balanced two-digit task from scikit-learn's shipped 8×8 digits (``fixtures.real.binary_digits``, pixels in
+[0, 1] as for MNIST, d = 64; digits ``cfg.digits``, label +1 for the first).
 Everything is float64; long runs must stay float64 (catalog "Precision").
 """
 from __future__ import annotations
@@ -39,12 +41,14 @@ from theory.device import DEFAULT_DTYPE, get_device
 from theory.sim import models, train
 
 ACTIVATIONS = ("leaky_relu", "relu")
-DATA_KINDS = ("G", "O", "N", "P")
+DATA_KINDS = ("G", "O", "N", "P", "D")
 LABELS = ("balanced", "positive")
 
 # Thresholds of the catalog's "hypotheses hold" flag (def-B.2): C_data ≥ 20, C_η ≥ 10,
-# β ≤ 0.3γ (leaky) or β ≤ 0.3 (ReLU), balanced labels, linearly independent data.
-C_DATA_MIN, C_ETA_MIN, BETA_MAX = 20.0, 10.0, 0.3
+# β ≤ 0.3γ (leaky) or β ≤ 0.3 (ReLU), balanced labels, linearly independent data; and the σ₀ condition
+# of Thm 4.1 / (B.2) and Thm 4.3 / (E.4), σ₀ ≤ γ(C R_max √log(mn/δ))⁻¹ (leaky, appendix form; ReLU without
+# γ), read as C_σ = γ/(σ₀ R_max √log(mn/δ)) ≥ C with the same "sufficiently large" C = 10 as for η.
+C_DATA_MIN, C_ETA_MIN, BETA_MAX, C_SIGMA_MIN = 20.0, 10.0, 0.3, 10.0
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class KouConfig:
     labels: str = "balanced"
     rotate: bool = False
     grid_points: int = 50
+    digits: tuple = (3, 8)
 
     def __post_init__(self):
         for k in ("n", "d", "m", "E", "grid_points"):
@@ -100,6 +105,8 @@ class KouConfig:
                              "decomposition of Def. 5.1 is not unique; use n <= d")
         if self.p is not None and self.p < 0:
             raise ValueError(f"KouConfig.p must be >= 0, got {self.p!r}")
+        if self.data == "D" and self.d != 64:
+            raise ValueError(f"the shipped digits task has d = 64 (8×8 images), got d={self.d}")
 
     # -- derived ---------------------------------------------------------------------------
     @property
@@ -123,12 +130,14 @@ class KouConfig:
             d["p"] = self.p_level
         if self.act == "relu":
             d["gamma"] = 0.0
+        if self.data != "D":
+            d.pop("digits")
         return d
 
     def key(self, *extra) -> list:
         """A JSON-able seeding key: the data-defining fields plus ``extra`` tags."""
         return [self.data, self.n, self.d, self.p_level if self.data == "G" else None, self.rotate,
-                self.labels, *extra]
+                self.labels, *([list(self.digits)] if self.data == "D" else []), *extra]
 
 
 # Catalog standard configurations (cheap): C0-L, C0-R, C0-O.
@@ -169,9 +178,13 @@ def make_data(cfg: KouConfig, generator: torch.Generator | None = None, *, devic
         X = fdata.orthonormal(n, d, random_rotation=cfg.rotate, generator=generator, dtype=dtype, device=dev)
     elif cfg.data == "N":
         X, _ = fdata.gaussian_rows(n, d, generator=generator, dtype=dtype, device=dev)
-    else:
+    elif cfg.data == "P":
         X, y, _ = fdata.kou_section6(n, d, generator=generator, dtype=dtype, device=dev)
-    if cfg.data != "P":
+    else:
+        from fixtures import real
+
+        X, y = real.binary_digits(*cfg.digits, n=n, unit_norm=False, generator=generator, dtype=dtype, device=dev)
+    if cfg.data not in ("P", "D"):
         y = fdata.balanced_labels(n, dtype=dtype, device=dev)
         if cfg.labels == "positive":
             y = torch.ones_like(y)
@@ -256,6 +269,10 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
         reasons.append(f"C_eta={C_eta.min():.3g} < {C_ETA_MIN:g} (step size too large)")
     if beta.max() * tol > beta_lim:
         reasons.append(f"beta={beta.max():.3g} > {beta_lim:.3g} (initialization too large)")
+    if C_sigma.min() < C_SIGMA_MIN * tol:
+        reasons.append(f"C_sigma={C_sigma.min():.3g} < {C_SIGMA_MIN:g} (sigma0={s0.max():.3g} above "
+                       f"{'γ' if g > 0 else ''}/({C_SIGMA_MIN:g} R_max √log(mn/δ)) = "
+                       f"{(g if g > 0 else 1.0) / (C_SIGMA_MIN * st.R_max * logt):.3g})")
     if npos != nneg:
         reasons.append(f"unbalanced labels ({npos} vs {nneg})")
     if not st.diag_dominant and not _independent(data):
@@ -272,12 +289,21 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
         "n_pos": npos, "n_neg": nneg,
         "C_data_L": c_data_L, "C_data_R": c_data_R, "C_data": c_data,
         "C_eta": float(C_eta.min()), "C_sigma": float(C_sigma.min()),
+        "sigma0_limit": float((g if g > 0 else 1.0) / (C_SIGMA_MIN * st.R_max * logt)),
         "beta": float(beta.max()), "beta_over_gamma": float(beta.max() / g) if g > 0 else None,
         "S0_min_frac": float(S0.min() / m), "S0_max_frac": float(S0.max() / m),
         "c_prime": float(m / max(S0.min(), 1)),
         "init_norms_ok": bool(norm_ok.all()), "diag_dominant": st.diag_dominant,
         "inside": not reasons, "outside_reasons": reasons,
     }
+
+
+def hyp_row(h: dict) -> dict:
+    """The hypothesis figures one table row of a sweep carries (one row per run): data statistics, the
+    effective constants against their limits, the inside flag and the reasons."""
+    keys = ("R_min", "R_max", "p", "epsilon", "C_data", "eta", "C_eta", "sigma0", "C_sigma", "sigma0_limit", "beta",
+            "S0_min_frac", "inside")
+    return {**{k: h[k] for k in keys}, "outside_reasons": "; ".join(h["outside_reasons"])}
 
 
 def _independent(data: KouData) -> bool:
@@ -391,7 +417,7 @@ def simulate(cfg: KouConfig, data: KouData, net: models.TwoClassNet, *, eta=None
     # d-free blocks for norms and stable ranks: W Wᵀ = W0W0ᵀ + Z0 Cᵀ + C Z0ᵀ + C G Cᵀ
     need_sr = "srank" in observe
     need_norm = "norms" in observe
-    if need_sr or need_norm:
+    if (need_sr or need_norm) and m <= cfg.d:
         A0 = W0 @ W0.transpose(-1, -2)  # (E,2,m,m)
     jy = data.jy.view(1, 2, 1, n)
     obs: dict[str, list] = {k: [] for k in observe}
@@ -437,7 +463,24 @@ def simulate(cfg: KouConfig, data: KouData, net: models.TwoClassNet, *, eta=None
                 obs["dl"].append(dl.clone())
             if "margin" in observe:
                 obs["margin"].append((y * u).clone())
-            if need_sr or need_norm:
+            if (need_sr or need_norm) and m > cfg.d:
+                # wide layers: the d×d Gram matrices WᵀW carry the same nonzero spectrum as WWᵀ (m×m)
+                Cm = state.C.reshape(E, 2, m, n)
+                dW = Cm @ X  # (E, 2, m, d)
+                W = W0 + dW
+                if need_norm:
+                    obs["norms"].append(W.norm(dim=-1))
+                if need_sr:
+                    sr, sp = _srank_from_gram(W.transpose(-1, -2) @ W)
+                    obs["srank"].append(sr)
+                    obs["spec"].append(sp)
+                    if t > 0:
+                        srd, spd = _srank_from_gram(dW.transpose(-1, -2) @ dW)
+                    else:
+                        srd, spd = torch.full_like(sr, float("nan")), torch.zeros_like(sp)
+                    obs["srank_delta"].append(srd)
+                    obs["spec_delta"].append(spd)
+            elif need_sr or need_norm:
                 Cm = state.C.reshape(E, 2, m, n)
                 ZC = Z0 @ Cm.transpose(-1, -2)
                 D = Cm @ data.G @ Cm.transpose(-1, -2)  # (W−W0)(W−W0)ᵀ

@@ -11,6 +11,7 @@ All quantities are computed from m×m / m×n blocks, never from d-dimensional we
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -51,6 +52,52 @@ def limit_inverse_log(t, y, *, decades: float = 2.0):
     t, y = np.asarray(t, float), np.asarray(y, float)
     w = window(t, decades)
     return fit_affine(1.0 / np.log(t[w]), y[w])
+
+
+@dataclass(frozen=True)
+class LimitFit:
+    """Extrapolated limit of y(t) = L∞ + Σ_{k=1}^{degree} b_k x^k, x = 1/(log t + shift) (OLS).
+
+    ``truncation`` = |L∞ of the degree+1 fit − L∞|: the size of the first neglected term's effect on
+    the intercept (for a fit through the window it is ≈ c_{k+1}·Π x over the window), i.e. an estimate
+    of the fit-model error that a tolerance on L∞ must exceed."""
+
+    intercept: float
+    intercept_se: float
+    truncation: float
+    degree: int
+    shift: float
+    x_range: tuple
+
+
+def _poly_intercept(x, y, degree):
+    A = np.vander(x, degree + 1, increasing=True)
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    dof = max(x.size - degree - 1, 1)
+    s2 = float(((y - A @ coef) ** 2).sum() / dof)
+    cov = s2 * np.linalg.pinv(A.T @ A)
+    return float(coef[0]), math.sqrt(max(float(cov[0, 0]), 0.0))
+
+
+def limit_log_poly(t, y, *, shift: float = 0.0, degree: int = 2, decades: float = 2.0) -> LimitFit:
+    """L∞ from y(t) = L∞ + b₁x + … + b_degree x^degree with x = 1/(log t + shift), fitted by OLS on the
+    last ``decades`` decades of the grid (see :class:`LimitFit`). ``shift`` puts the natural time scale
+    into the logarithm (e.g. log K for a process that grows like log(K t)); the limit x → 0 is the same
+    for every shift, but the Taylor coefficients, and so the extrapolation error, are not."""
+    t, y = np.asarray(t, float), np.asarray(y, float)
+    if t.shape != y.shape or t.ndim != 1:
+        raise ValueError(f"limit_log_poly needs matching 1-d t and y, got {t.shape}, {y.shape}")
+    if not isinstance(degree, int) or degree < 1:
+        raise ValueError(f"degree must be a positive integer, got {degree!r}")
+    w = window(t, decades)
+    u = np.log(t[w]) + shift
+    if w.sum() < degree + 4 or not np.all(u > 0) or not np.all(np.isfinite(y[w])):
+        raise ValueError(f"limit_log_poly needs ≥ {degree + 4} finite points with log t + shift > 0 in the window "
+                         f"(got {int(w.sum())} points, min log t + shift = {u.min() if u.size else float('nan'):.3g})")
+    x = 1.0 / u
+    L, se = _poly_intercept(x, y[w], degree)
+    L_next, _ = _poly_intercept(x, y[w], degree + 1)
+    return LimitFit(L, se, abs(L_next - L), degree, float(shift), (float(x.min()), float(x.max())))
 
 
 # --- leaky ReLU (thm-4.1, lem-C.3, rem-4.2) ----------------------------------------------------
@@ -120,6 +167,21 @@ def orthogonal_limit_srank(Z0: torch.Tensor, y: torch.Tensor) -> tuple[torch.Ten
     ev = torch.linalg.eigvalsh(Gm)
     fro, top = ev.clamp_min(0).sum(-1), ev[..., -1]
     return fro / top, fro.sum(-1) / top.max(-1).values
+
+
+def orthogonal_log_shift(eta, S0: torch.Tensor, norms2: torch.Tensor, y: torch.Tensor, m: int) -> np.ndarray:
+    """Natural log-time offset per (member, class), (E, 2): mean over the class's own samples of log K_i,
+    K_i = η|S_i^(0)|‖x_i‖²/(n m²) (catalog lem-F.2: for p = 0 after T_stab the margin follows
+    q ← q + K_i/(1+e^q) exactly, so e^q + q = K_i t + O(1) and ρ̄_{y_i,r,i} = (m/|S_i|)(log(K_i t) − c_i) + o(1)).
+    ``S0`` is (E, n) of |S_i^(0)|."""
+    eta = np.asarray(torch.as_tensor(eta).cpu(), float).reshape(-1)
+    S = S0.cpu().numpy().astype(float)
+    n = S.shape[-1]
+    if np.any(S <= 0):
+        raise ValueError("orthogonal_log_shift needs |S_i^(0)| ≥ 1 for every sample (a sample no neuron learns)")
+    logK = np.log(eta[:, None] * S * norms2.cpu().numpy()[None] / (n * m ** 2))
+    yy = y.cpu().numpy()
+    return np.stack([logK[:, yy > 0].mean(1), logK[:, yy < 0].mean(1)], 1)
 
 
 def srank_A_montecarlo(m: int, n: int, draws: int, *, generator=None, dtype=torch.float64) -> torch.Tensor:
