@@ -10,10 +10,25 @@ q ∈ {−0.15, −0.05, 0.05, 0.25}, 3 seeds per cell (synthetic: 6); full: wid
 {−0.15, −0.1, −0.05, 0, 0.05, 0.15, 0.25}, 8 seeds. ϱ is Def. 4.2 on the 120 test points; 𝔖(f) is Def. 3.2;
 robust accuracy is L2 at ε = 0.1 (exact for the linear model, PGD for ReLU; the paper's ε = 0.5 on MNIST rows of
 norm ≈ 9 is ≈ 0.05 relative). Not the paper's experiment (10-class MNIST, minibatch SGD lr 0.003 batch 512,
-Gaussian 10×m head): full-batch GD is matched to the paper's horizon τ; a minibatch-SGD run needs an SGD trainer in
-the core (theory.sim.train has gd and adam only).
+Gaussian 10×m head): full-batch GD is matched to the paper's horizon τ.
+
+Paper-optimizer variant (full profile with a local MNIST file only; the `*_paper_sgd` tests and the `[mnist]`
+parameters): the paper's optimizer, minibatch SGD (`theory.sim.train.sgd`, lr 0.003, batch 512, 50 epochs, ϱ
+recorded after every epoch), the paper's grid (widths 2^4..2^13, q ∈ {−0.15, …, 0.25}, 8 inits per cell) on MNIST
+from $THEORY_MNIST ($THEORY_MNIST_LABELS for IDX files, or one .npz; optional held-out file $THEORY_MNIST_TEST,
+else 1/7 held out), with the same figure criteria (Fig. 1 relations, Fig. 3 flatness for q < 0 and speed, Fig. 6
+orderings). What still differs from the paper, stated in every record's config: binary task (digits 0–4 vs 5–9,
+BCE on a scalar output) instead of 10 classes, the theorems' frozen a ∈ {±1/√m} instead of a Gaussian 10×m head,
+centred unit-norm inputs (Assumption 5.2; robust accuracy at the paper's ε = 0.5 rescaled by the median raw
+norm), float64, ϱ and 𝔖(f) on 512 held-out points. The ensemble of each width is batched over (q, seed) in as
+large chunks as a memory budget allows. Without the profile or the file these tests skip with the reason; the
+quick profile never loads MNIST. THEORY_WANG_SMOKE=1 shrinks this variant (widths 16, 64; q ∈ {−0.15, 0.25};
+3 inits; 128 points) to test the code path on a CPU; its records say so.
 """
 from __future__ import annotations
+
+import os
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -27,18 +42,109 @@ ETA, STEPS = 0.25, 80
 EPS = 0.1
 RECORD = [0, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80]
 K_SHORT = 8  # τ = 2, the catalog's "short horizon"
+K_AFTER = 2  # index 1 of RECORD: k = 2, τ = 0.5 (catalog prop-1: monotonicity counted after the first τ = 0.5)
+TAU_SHORT, TAU_AFTER = ETA * K_SHORT, ETA * K_AFTER  # the same horizons in GD time τ, for any optimizer
 FLAT = 0.05  # catalog: "flat" = Δϱ < 0.05
 ALPHA = 0.01
 N_PERM = 2000
 ACTS = {"linear": "linear", "relu": fw.RELU}
-DATASETS = ("digits", "synthetic")
+DATASETS = ("digits", "synthetic")  # the full-batch-GD stand-in grids, both profiles
+FIG_DATA = DATASETS + ("mnist",)  # + the paper-optimizer MNIST grid (full profile with a local MNIST file)
 PAPER_QS = [-0.15, -0.1, -0.05, 0.0, 0.05, 0.15, 0.25]
+SMOKE = os.environ.get("THEORY_WANG_SMOKE") == "1"  # shrink the MNIST variant to test its code path on a CPU
 
 _GRID: dict = {}
+_DATA: dict = {}
 
 
-def qs(ctx):
+# ---- training modes: how a width's ensemble is trained and on which time axis it is recorded ------------
+
+@dataclass(frozen=True)
+class FullBatchGD:
+    """The stand-in: full-batch GD on the mean BCE, η = ETA for STEPS steps, recorded at RECORD; τ = ηk."""
+
+    eta: float = ETA
+    steps: int = STEPS
+
+    def describe(self) -> str:
+        return "full-batch GD"
+
+    def config(self, ctx, data) -> dict:
+        return {"eta": self.eta, "steps": self.steps, "tau": self.eta * self.steps}
+
+    def run(self, ctx, act, m, dat, *, qs_, seeds, eps, generator):
+        return F.run_width(ACTS[act], m, qs_, seeds, dat, eta=self.eta, steps=self.steps, record=RECORD, eps=eps,
+                           generator=generator, pgd_steps=ctx.pick(quick=20, full=100),
+                           pgd_restarts=ctx.pick(quick=1, full=3))
+
+
+@dataclass(frozen=True)
+class PaperSGD:
+    """The paper's optimizer (§6): minibatch SGD, lr 0.003, batch 512, 50 epochs, ϱ after every epoch; the
+    members of a width share one batch order; τ = lr·⌈n/batch⌉·epoch."""
+
+    lr: float = 0.003
+    batch: int = 512
+    epochs: int = 50
+
+    def describe(self) -> str:
+        return f"paper optimizer (SGD lr {self.lr:g} batch {self.batch}, {self.epochs} epochs)"
+
+    def config(self, ctx, data) -> dict:
+        grid_runs = grid(ctx, "relu", data)
+        R = next(iter(grid_runs.values()))
+        return {"optimizer": self.describe() + ", MNIST", "lr": self.lr, "batch": self.batch, "epochs": self.epochs,
+                "steps per epoch": R.diag["steps per epoch"], "tau": R.tau[-1],
+                "run diagnostics per width": {m: r.diag for m, r in grid_runs.items()}}
+
+    def run(self, ctx, act, m, dat, *, qs_, seeds, eps, generator):
+        return F.run_width_sgd(ACTS[act], m, qs_, seeds, dat, lr=self.lr, epochs=self.epochs, batch=self.batch,
+                               n_eval=min(N_EVAL_MNIST, dat[2].shape[0]), eps=eps, generator=generator,
+                               order_seed=ctx.seed_for("wang2024/fig-6", {"batch order": "mnist", "m": m}),
+                               budget_bytes=_memory_budget(ctx), pgd_steps=100, pgd_restarts=3)
+
+
+MODES = {"digits": FullBatchGD(), "synthetic": FullBatchGD(), "mnist": PaperSGD()}
+N_EVAL_MNIST = 128 if SMOKE else 512  # held-out points for ϱ, 𝔖(f) and robust accuracy (accuracy: all of them)
+MNIST_DIFFERS = ("binary task (digits 0-4 vs 5-9, BCE on a scalar output) instead of 10-class cross-entropy; the "
+                 "theorems' frozen second layer a ∈ {±1/√m} (Assumption 5.1, ‖a‖ = 1) instead of the code's frozen "
+                 "Gaussian 10×m head; inputs centred and scaled to unit norm (Assumption 5.2), robust accuracy at the "
+                 "paper's ε = 0.5 divided by the median centred raw norm; float64; ϱ, 𝔖(f) and robust accuracy on "
+                 f"{N_EVAL_MNIST} held-out points, accuracy on the whole held-out set")
+
+
+def _memory_budget(ctx) -> float:
+    """Bytes one SGD chunk may use: 40 % of the GPU's memory (fixed per GPU model, so the chunking, and with it the
+    PGD random draws, is reproducible), 2 GB on a CPU."""
+    if ctx.device.type == "cuda":
+        return 0.4 * torch.cuda.get_device_properties(ctx.device).total_memory
+    return 2e9
+
+
+def _need_mnist(ctx):
+    """Skip (with the reason) unless the full profile runs with a local MNIST file."""
+    if not ctx.full:
+        pytest.skip("paper-optimizer MNIST variant (SGD lr 0.003, batch 512, 50 epochs, widths 2^4..2^13): full "
+                    "profile only (--profile full, on a GPU)")
+    if fw.mnist_paths() is None:
+        pytest.skip("paper-optimizer MNIST variant needs a local MNIST file (nothing is downloaded): set "
+                    "$THEORY_MNIST to the IDX training images (labels in $THEORY_MNIST_LABELS) or to one .npz with "
+                    "x/y (optional held-out set: $THEORY_MNIST_TEST, $THEORY_MNIST_TEST_LABELS)")
+
+
+def qs(ctx, data="digits"):
+    if data == "mnist":
+        return [-0.15, 0.25] if SMOKE else PAPER_QS
     return ctx.pick(quick=[-0.15, -0.05, 0.05, 0.25], full=PAPER_QS)
+
+
+def _mnist(ctx):
+    _need_mnist(ctx)
+    key = ("mnist", ctx.seed, str(ctx.device))
+    if key not in _DATA:
+        _DATA[key] = fw.mnist_binary(fw.mnist_paths(), dtype=ctx.dtype, device=ctx.device,
+                                     generator=ctx.generator("wang2024/fig-6", {"data": "mnist 0-4 v 5-9"}, "cpu"))
+    return _DATA[key]
 
 
 def _data(ctx, data="digits"):
@@ -46,10 +152,20 @@ def _data(ctx, data="digits"):
         return fw.digits_binary(3, 8, generator=ctx.generator("wang2024/fig-6", {"data": "digits 3v8"}))
     if data == "synthetic":
         return fw.mixture(240, 120, 32, generator=ctx.generator("wang2024/fig-6", {"data": "mixture d=32"}))
+    if data == "mnist":
+        return _mnist(ctx)[0]
     raise ValueError(f"unknown data set {data!r}")
 
 
+def _eps(ctx, data):
+    """L2 radius of the robust accuracy (Fig. 1): EPS on the digits, the paper's 0.5 rescaled on MNIST, none on the
+    synthetic data."""
+    return {"digits": lambda: EPS, "synthetic": lambda: None, "mnist": lambda: _mnist(ctx)[1]["eps_paper"]}[data]()
+
+
 def _widths(ctx, data):
+    if data == "mnist":
+        return [16, 64] if SMOKE else [2 ** k for k in range(4, 14)]
     if data == "digits":
         return ctx.pick(quick=[16, 32, 64, 128, 256], full=[2 ** k for k in range(4, 14)])
     return ctx.pick(quick=[16, 64, 256], full=[2 ** k for k in range(4, 14)])
@@ -60,30 +176,52 @@ def _seeds(ctx, data):
     ϱ(0) = ‖Wᵀa‖/‖W‖₂ (relative std ≈ 1/√(2d), independent of q) is comparable to the q-effect on Δϱ at the
     narrow widths: 3 inits leave the q-axis trend of the linear model under-powered (pooled p ≈ 0.01 at some
     seeds), so it gets 6."""
+    if data == "mnist":
+        return 3 if SMOKE else 8
     return ctx.pick(quick=3, full=8) if data == "digits" else ctx.pick(quick=6, full=8)
 
 
-def grid(ctx, act: str, data: str = "digits") -> dict:
-    """{m: WidthRuns} for one activation and data set, cached per (profile, seed, act, data) and shared by all
-    figure checks. Robust accuracy (PGD for ReLU) is measured on the digits grid only (Fig. 1)."""
-    key = (ctx.profile, ctx.seed, act, data)
+def grid(ctx, act: str, data: str = "digits", mode=None) -> dict:
+    """{m: WidthRuns} for one activation, data set and training mode (default: the data set's, MODES), cached per
+    (profile, seed, act, data, mode) and shared by all figure checks. Robust accuracy (PGD for ReLU) is measured on
+    the digits and MNIST grids only (Fig. 1). The MNIST grid skips the calling test unless the full profile runs with
+    a local MNIST file."""
+    mode = MODES[data] if mode is None else mode
+    if data == "mnist":
+        _need_mnist(ctx)
+    key = (ctx.profile, ctx.seed, act, data, mode)
     if key not in _GRID:
         dat = _data(ctx, data)
         out = {}
         for m in _widths(ctx, data):
             gen = ctx.generator("wang2024/fig-6", {"m": m, "act": act} | ({} if data == "digits" else {"data": data}))
-            out[m] = F.run_width(ACTS[act], m, qs(ctx), _seeds(ctx, data), dat, eta=ETA, steps=STEPS,
-                                 record=RECORD, eps=EPS if data == "digits" else None, generator=gen,
-                                 pgd_steps=ctx.pick(quick=20, full=100), pgd_restarts=ctx.pick(quick=1, full=3))
+            out[m] = mode.run(ctx, act, m, dat, qs_=qs(ctx, data), seeds=_seeds(ctx, data), eps=_eps(ctx, data),
+                              generator=gen)
+            # control of the Lanczos ‖D(x)W‖₂ against the dense Gram form (0 where the Gram form itself was used):
+            # both converge to λ_max in float64; LANCZOS_TOL = 1e-10 on λ leaves ≤ 1e-10 on its square root
+            ctl = out[m].diag.get("Lanczos vs Gram max rel diff (control)", 0.0)
+            assert ctl < 1e-8, f"Lanczos ‖D(x)W‖₂ disagrees with the Gram form by {ctl:.2e} at m = {m}"
         _GRID[key] = out
     return _GRID[key]
 
 
+def _tau_end(ctx, act="relu", data="digits"):
+    return next(iter(grid(ctx, act, data).values())).tau[-1]
+
+
 def _config(ctx, data="digits", **kw):
-    setting = {"digits": "binary digits 3v8, unit-norm", "synthetic": "two-class Gaussian mixture on the sphere, d=32"}[data]
-    return {"setting": setting + ", a∈{±1/√m} frozen, full-batch GD + BCE",
-            "eta": ETA, "steps": STEPS, "tau": ETA * STEPS, "qs": qs(ctx), "eps_L2": EPS,
-            "widths": _widths(ctx, data), "seeds": _seeds(ctx, data)} | kw
+    mode = MODES[data]
+    if data == "mnist":
+        info = _mnist(ctx)[1]
+        setting = f"{info['source']}, {info['task']}, centred, unit-norm"
+        extra = {"data": info, "differs from the paper": MNIST_DIFFERS, "varrho eval points": N_EVAL_MNIST,
+                 "smoke (THEORY_WANG_SMOKE=1, not the paper grid)": SMOKE}
+    else:
+        setting = {"digits": "binary digits 3v8, unit-norm", "synthetic": "two-class Gaussian mixture on the sphere, d=32"}[data]
+        extra = {}
+    return {"setting": setting + ", a∈{±1/√m} frozen, " + mode.describe() + " + BCE",
+            **mode.config(ctx, data), "qs": qs(ctx, data), "eps_L2": _eps(ctx, data) if data != "synthetic" else EPS,
+            "widths": _widths(ctx, data), "seeds": _seeds(ctx, data)} | extra | kw
 
 
 def _flat(ctx, act, fn, data="digits"):
@@ -98,32 +236,33 @@ def _flat(ctx, act, fn, data="digits"):
 def _cell_means(ctx, act, fn, data="digits"):
     A = _flat(ctx, act, fn, data)
     return {(m, q): float(np.mean([r[2] for r in A if r[0] == m and r[1] == q]))
-            for m in grid(ctx, act, data) for q in qs(ctx)}
+            for m in grid(ctx, act, data) for q in qs(ctx, data)}
+
+
+def _q_sel(R, q):
+    return [e for e, qq in enumerate(R.q_of) if qq == q]
 
 
 # ---- Fig. 1 --------------------------------------------------------------------------------------
 
-def _fig1_stats(ctx, act, rob=None):
-    A = _flat(ctx, act, lambda R: R.energy)
-    Rb = _flat(ctx, act, lambda R: R.rob_acc)[:, 2] if rob is None else rob
+def _fig1_stats(ctx, act, rob=None, data="digits"):
+    A = _flat(ctx, act, lambda R: R.energy, data)
+    Rb = _flat(ctx, act, lambda R: R.rob_acc, data)[:, 2] if rob is None else rob
     rs, p = F.spearman_permutation(A[:, 2], Rb, n_perm=N_PERM, seed=ctx.seed, alternative="less")
     wid = F.stratified_kendall(np.log2(A[:, 0]), Rb, A[:, 1], n_perm=N_PERM, seed=ctx.seed)
     return rs, p, wid, A, Rb
 
 
-def _pgd_text(ctx):
-    return (f"L2 PGD, {ctx.pick(quick=20, full=100)} steps × {ctx.pick(quick=1, full=3)} restart(s) from the "
-            "first-order start")
+def _pgd_text(ctx, data="digits"):
+    st, rs = (100, 3) if data == "mnist" else (ctx.pick(quick=20, full=100), ctx.pick(quick=1, full=3))
+    return f"L2 PGD, {st} steps × {rs} restart(s) from the first-order start"
 
 
-@pytest.mark.claim("wang2024/fig-1")
-def test_fig1_energy_vs_robust_accuracy(record, ctx):
-    """Fig. 1a,b / §6.1: across trained MLPs (ReLU grid) lower 𝔖(f) (Def. 3.2) ↔ higher L2 robust accuracy:
-    Spearman ρ_s < 0 with one-sided permutation p < 0.01; and at equal q wider nets are more robust (Kendall
-    trend of robust accuracy in log m within each q, pooled permutation p < 0.01)."""
+def _fig1_energy(record, ctx, data):
+    """Fig. 1a,b: Spearman(𝔖(f), robust accuracy) < 0 over the ReLU grid and a width trend of robust accuracy."""
     rows, res = [], {}
     for act in ("relu", "linear"):
-        rs, p, wid, A, Rb = _fig1_stats(ctx, act)
+        rs, p, wid, A, Rb = _fig1_stats(ctx, act, data=data)
         res[act] = (rs, p, wid, A, Rb)
         rows.append({"model": act, "Spearman(S(f), robust acc)": rs, "permutation p": p,
                      "width trend of robust acc: pooled p": wid["p"], "Kendall tau per q": wid["per"],
@@ -131,12 +270,17 @@ def test_fig1_energy_vs_robust_accuracy(record, ctx):
                      "robust acc range": [float(Rb.min()), float(Rb.max())]})
     rs, p, wid, A, Rb = res["relu"]
     ok = rs < 0 and p < ALPHA and wid["significant"]
+    eps = _eps(ctx, data)
     record("holds" if ok else "violated", observed=rs, bound=0.0,
            tightness="Spearman(𝔖(f), robust accuracy) over the ReLU grid (claim: < 0); linear grid reported",
-           config=_config(ctx, n_perm=N_PERM, alpha=ALPHA, attack=_pgd_text(ctx)), table=rows,
-           series={"fig1 robust acc vs S(f) (ReLU)": {"x": A[:, 2].tolist(), "y": Rb.tolist(), "xlabel": "Dirichlet energy S(f)",
-                                                      "ylabel": f"robust accuracy (L2, ε={EPS})", "scatter": True}},
-           note=f"Robust accuracy of the ReLU nets is a PGD upper estimate ({_pgd_text(ctx)}); the linear model's is "
+           config=_config(ctx, data, n_perm=N_PERM, alpha=ALPHA, attack=_pgd_text(ctx, data)), table=rows,
+           series={f"fig1 robust acc vs S(f) (ReLU){'' if data == 'digits' else ', ' + data}":
+                   {"x": A[:, 2].tolist(), "y": Rb.tolist(), "xlabel": "Dirichlet energy S(f)",
+                    "ylabel": f"robust accuracy (L2, ε={eps:.3g})", "scatter": True}},
+           finding="" if ok else
+           (f"{MODES[data].describe()} on {data}: Spearman(𝔖(f), robust accuracy) = {rs:.3f} (one-sided p = {p:.3g}), "
+            f"width trend of robust accuracy pooled p = {wid['p']:.3g} (claim: both < {ALPHA})"),
+           note=f"Robust accuracy of the ReLU nets is a PGD upper estimate ({_pgd_text(ctx, data)}); the linear model's is "
                 "exact. The linear grid is reported only: its 𝔖(f) = ‖Wᵀa‖ is the logistic-regression weight norm "
                 "(F1), which varies little over (m, q).")
     assert rs < 0 and p < ALPHA, rows
@@ -144,41 +288,83 @@ def test_fig1_energy_vs_robust_accuracy(record, ctx):
 
 
 @pytest.mark.claim("wang2024/fig-1")
-def test_fig1_correlation_check_rejects_wrong(record, ctx):
-    """Companion: the same test rejects (i) the reversed claim (ρ_s > 0) and (ii) a shuffled grid (robust accuracy
-    permuted across models): neither reaches p < 0.01."""
-    A = _flat(ctx, "relu", lambda R: R.energy)
-    Rb = _flat(ctx, "relu", lambda R: R.rob_acc)[:, 2]
+def test_fig1_energy_vs_robust_accuracy(record, ctx):
+    """Fig. 1a,b / §6.1: across trained MLPs (ReLU grid) lower 𝔖(f) (Def. 3.2) ↔ higher L2 robust accuracy:
+    Spearman ρ_s < 0 with one-sided permutation p < 0.01; and at equal q wider nets are more robust (Kendall
+    trend of robust accuracy in log m within each q, pooled permutation p < 0.01)."""
+    _fig1_energy(record, ctx, "digits")
+
+
+@pytest.mark.claim("wang2024/fig-1")
+def test_fig1_energy_vs_robust_accuracy_paper_sgd(record, ctx):
+    """The same Fig. 1a,b check on the paper-optimizer MNIST grid (full profile with a local MNIST file; robust
+    accuracy at the paper's ε = 0.5 on the raw pixel scale, 100-step × 3-restart PGD)."""
+    _fig1_energy(record, ctx, "mnist")
+
+
+def _fig1_correlation_companion(record, ctx, data):
+    A = _flat(ctx, "relu", lambda R: R.energy, data)
+    Rb = _flat(ctx, "relu", lambda R: R.rob_acc, data)[:, 2]
     _, p_rev = F.spearman_permutation(A[:, 2], Rb, n_perm=N_PERM, seed=ctx.seed, alternative="greater")
     shuf = Rb[np.random.default_rng(1000 + ctx.seed).permutation(Rb.size)]
     rs_sh, p_sh = F.spearman_permutation(A[:, 2], shuf, n_perm=N_PERM, seed=ctx.seed, alternative="less")
     rejected = p_rev >= ALPHA and p_sh >= ALPHA
     record("holds" if rejected else "violated", role="companion", observed=min(p_rev, p_sh), bound=ALPHA,
            tightness="smallest permutation p of a wrong version (rejected when ≥ α)",
+           **({} if data == "digits" else {"config": {"data": data, "optimizer": MODES[data].describe()}}),
            table=[{"variant": "reversed claim (rho_s > 0)", "p": p_rev},
                   {"variant": "shuffled robust accuracy", "rho_s": rs_sh, "p": p_sh}])
     assert rejected, (p_rev, p_sh)
 
 
-K_AFTER = 2  # index 1 of RECORD: k = 2, τ = 0.5 (catalog prop-1: monotonicity counted after the first τ = 0.5)
+@pytest.mark.claim("wang2024/fig-1")
+def test_fig1_correlation_check_rejects_wrong(record, ctx):
+    """Companion: the same test rejects (i) the reversed claim (ρ_s > 0) and (ii) a shuffled grid (robust accuracy
+    permuted across models): neither reaches p < 0.01."""
+    _fig1_correlation_companion(record, ctx, "digits")
 
 
-def _q_sel(R, q):
-    return [e for e, qq in enumerate(R.q_of) if qq == q]
+@pytest.mark.claim("wang2024/fig-1")
+def test_fig1_correlation_check_rejects_wrong_paper_sgd(record, ctx):
+    """Companion of the paper-optimizer MNIST Fig. 1a,b check (reversed claim, shuffled grid)."""
+    _fig1_correlation_companion(record, ctx, "mnist")
 
 
-def _fig1_monotone(ctx, q=0.25):
+def _fig1_monotone(ctx, q=0.25, data="digits"):
     rows = []
-    i0 = RECORD.index(K_AFTER)
     for act in ("linear", "relu"):
-        for m, R in grid(ctx, act).items():
+        for m, R in grid(ctx, act, data).items():
+            i0 = R.index_at(TAU_AFTER)
             v = R.varrho[:, _q_sel(R, q)]
             rows.append({"model": act, "m": m,
-                         "min frac non-decreasing after tau=0.5": float(F.nondecreasing_fraction(v[i0:]).min()),
+                         f"min frac non-decreasing after tau={TAU_AFTER:g}": float(F.nondecreasing_fraction(v[i0:]).min()),
                          "min frac non-decreasing (whole run)": float(F.nondecreasing_fraction(v).min()),
                          "min rise": float((v[-1] - v[0]).min()), "varrho(0)": float(v[0].mean()),
-                         "varrho(tau=20)": float(v[-1].mean())})
+                         f"varrho(tau={R.tau[-1]:g})": float(v[-1].mean())})
     return rows
+
+
+def _fig1_rise(record, ctx, data):
+    rows = _fig1_monotone(ctx, data=data)
+    key = f"min frac non-decreasing after tau={TAU_AFTER:g}"
+    wide = [r for r in rows if r["m"] >= 64]
+    ok = all(r[key] >= 0.95 and r["min rise"] > FLAT for r in wide)
+    series = {}
+    for act in ("linear", "relu"):
+        for m, R in grid(ctx, act, data).items():
+            series[f"varrho {act} m={m}{'' if data == 'digits' else ', ' + data}"] = {
+                "x": list(R.tau), "y": R.varrho[:, _q_sel(R, 0.25)].mean(1).tolist(),
+                "xlabel": "τ = ηk" if data != "mnist" else "τ = lr·(SGD steps), one point per epoch",
+                "ylabel": "ϱ (q=0.25)", "plot": f"fig1 {act}{'' if data == 'digits' else ' ' + data}"}
+    bad = [(r["model"], r["m"], round(r[key], 3), round(r["min rise"], 3)) for r in wide
+           if not (r[key] >= 0.95 and r["min rise"] > FLAT)]
+    record("holds" if ok else "violated", observed=min(r[key] for r in wide),
+           bound=0.95, config=_config(ctx, data, q=0.25), table=rows, series=series,
+           finding="" if ok else
+           (f"{MODES[data].describe()} on {data}: ϱ does not rise monotonically for q = 0.25 at (model, m, min "
+            f"non-decreasing fraction, min rise) = {bad} (claim: ≥ 0.95 and rise > {FLAT})"),
+           tightness=f"min over m ≥ 64 and seeds of the fraction of non-decreasing recorded ϱ increments after τ = {TAU_AFTER:g}")
+    assert ok, rows
 
 
 @pytest.mark.claim("wang2024/fig-1")
@@ -187,41 +373,49 @@ def test_fig1_varrho_rises_for_q025(record, ctx):
     Check for m ≥ 2^6, every seed (catalog prop-1 operationalization): ϱ(τ=20) − ϱ(0) > 0.05 and ≥ 95 % of the
     recorded increments after the first τ = 0.5 (τ = 0.5, 1, 2, 4, 6, …, 20) non-decreasing. The early dip
     (τ ≤ 0.5, Ṅ < 0 as in thm-5.3) and the narrow widths are reported."""
-    rows = _fig1_monotone(ctx)
-    wide = [r for r in rows if r["m"] >= 64]
-    ok = all(r["min frac non-decreasing after tau=0.5"] >= 0.95 and r["min rise"] > FLAT for r in wide)
-    series = {}
+    _fig1_rise(record, ctx, "digits")
+
+
+@pytest.mark.claim("wang2024/fig-1")
+def test_fig1_varrho_rises_for_q025_paper_sgd(record, ctx):
+    """The same Fig. 1c,d check on the paper-optimizer MNIST grid: ϱ recorded after every epoch (τ ≈ 0.3 per epoch
+    with 60k images), so the ≥ 95 % non-decreasing criterion also sees the epoch-to-epoch SGD noise."""
+    _fig1_rise(record, ctx, "mnist")
+
+
+def _fig1_monotone_companion(record, ctx, data):
+    worst = 0.0
     for act in ("linear", "relu"):
-        for m, R in grid(ctx, act).items():
-            series[f"varrho {act} m={m}"] = {"x": [ETA * k for k in R.steps],
-                                             "y": R.varrho[:, _q_sel(R, 0.25)].mean(1).tolist(),
-                                             "xlabel": "τ = ηk", "ylabel": "ϱ (q=0.25)", "plot": f"fig1 {act}"}
-    record("holds" if ok else "violated", observed=min(r["min frac non-decreasing after tau=0.5"] for r in wide),
-           bound=0.95, config=_config(ctx, q=0.25), table=rows, series=series,
-           tightness="min over m ≥ 64 and seeds of the fraction of non-decreasing recorded ϱ increments after τ = 0.5")
-    assert ok, rows
+        for m, R in grid(ctx, act, data).items():
+            if m >= 64:
+                i0 = R.index_at(TAU_AFTER)
+                v = R.varrho[:, _q_sel(R, 0.25)].flip(0)
+                worst = max(worst, float(F.nondecreasing_fraction(v[i0:]).max()))
+    rejected = worst < 0.95
+    record("holds" if rejected else "violated", role="companion", observed=worst, bound=0.95,
+           **({} if data == "digits" else {"config": {"data": data, "optimizer": MODES[data].describe()}}),
+           tightness="max non-decreasing fraction of reversed trajectories (rejected when < 0.95)")
+    assert rejected, worst
 
 
 @pytest.mark.claim("wang2024/fig-1")
 def test_fig1_monotonicity_check_rejects_reversed(record, ctx):
     """Companion: the ϱ-rise test applied to time-reversed trajectories fails (every wide run decreases)."""
-    worst = 0.0
-    i0 = RECORD.index(K_AFTER)
-    for act in ("linear", "relu"):
-        for m, R in grid(ctx, act).items():
-            if m >= 64:
-                v = R.varrho[:, _q_sel(R, 0.25)].flip(0)
-                worst = max(worst, float(F.nondecreasing_fraction(v[i0:]).max()))
-    rejected = worst < 0.95
-    record("holds" if rejected else "violated", role="companion", observed=worst, bound=0.95,
-           tightness="max non-decreasing fraction of reversed trajectories (rejected when < 0.95)")
-    assert rejected, worst
+    _fig1_monotone_companion(record, ctx, "digits")
+
+
+@pytest.mark.claim("wang2024/fig-1")
+def test_fig1_monotonicity_check_rejects_reversed_paper_sgd(record, ctx):
+    """Companion of the paper-optimizer MNIST ϱ-rise check (time-reversed trajectories)."""
+    _fig1_monotone_companion(record, ctx, "mnist")
 
 
 # ---- Fig. 3 --------------------------------------------------------------------------------------
 
-def _delta(R, k):
-    return R.at(k) - R.varrho[0]
+def _delta_tau(R, tau):
+    """(Δϱ at the first recorded τ ≥ ``tau``, that τ)."""
+    i = R.index_at(tau)
+    return R.varrho[i] - R.varrho[0], R.tau[i]
 
 
 def _tau_flat(R, q):
@@ -229,24 +423,25 @@ def _tau_flat(R, q):
     sel = _q_sel(R, q)
     d = (R.varrho[:, sel] - R.varrho[0, sel]).abs().max(1).values
     t = 0.0
-    for k, v in zip(R.steps, d.tolist()):
+    for tk, v in zip(R.tau, d.tolist()):
         if v >= FLAT:
             break
-        t = ETA * k
+        t = tk
     return t
 
 
 def _fig3_rows(ctx, data):
-    """One row per (model, m, q): seed-mean Δϱ at τ = 0.5, 1, 2, 20, the largest seed-mean |Δϱ| over the run,
-    and τ_flat (every seed |Δϱ| < FLAT up to there)."""
+    """One row per (model, m, q): seed-mean Δϱ at the first recorded τ ≥ 0.5, 1, 2 and at the end, the largest
+    seed-mean |Δϱ| over the run, and τ_flat (every seed |Δϱ| < FLAT up to there)."""
     rows = []
     for act in ("linear", "relu"):
         for m, R in grid(ctx, act, data).items():
-            for q in qs(ctx):
+            idx = [R.index_at(t) for t in (TAU_AFTER, 2 * TAU_AFTER, TAU_SHORT)] + [len(R.tau) - 1]
+            for q in qs(ctx, data):
                 sel = _q_sel(R, q)
                 mean_d = (R.varrho[:, sel] - R.varrho[0, sel]).mean(1)  # (T,)
                 rows.append({"data": data, "model": act, "m": m, "q": q,
-                             **{f"dvarrho tau={ETA * k:g}": float(mean_d[R.steps.index(k)]) for k in (2, 4, K_SHORT, STEPS)},
+                             **{f"dvarrho tau={R.tau[i]:g}": float(mean_d[i]) for i in idx},
                              "max over tau of |dvarrho| (seed mean)": float(mean_d.abs().max()),
                              "tau_flat (every seed)": _tau_flat(R, q)})
     return rows
@@ -256,12 +451,52 @@ def _fig3_series(ctx, data):
     out = {}
     for act in ("linear", "relu"):
         for m, R in grid(ctx, act, data).items():
-            for q in qs(ctx):
-                out[f"{data} {act} m={m} q={q}"] = {"x": [ETA * k for k in R.steps],
+            for q in qs(ctx, data):
+                out[f"{data} {act} m={m} q={q}"] = {"x": list(R.tau),
                                                     "y": R.varrho[:, _q_sel(R, q)].mean(1).tolist(),
-                                                    "xlabel": "τ = ηk", "ylabel": "ϱ (seed mean)",
+                                                    "xlabel": "τ = ηk" if data != "mnist" else "τ = lr·(SGD steps)",
+                                                    "ylabel": "ϱ (seed mean)",
                                                     "plot": f"fig3 {data} {act} m={m}"}
     return out
+
+
+def _fig3_flatness(ctx, datasets):
+    """Rows, series and the flatness summary over the q < 0 cells of ``datasets``."""
+    rows = [r for data in datasets for r in _fig3_rows(ctx, data)]
+    series = {}
+    for data in datasets:
+        series |= _fig3_series(ctx, data)
+    neg = [r for r in rows if r["q"] < 0]
+    key = "max over tau of |dvarrho| (seed mean)"
+    R0 = next(iter(grid(ctx, "relu", datasets[0]).values()))
+    tau_short, tau_end = R0.tau[R0.index_at(TAU_SHORT)], R0.tau[-1]
+    short = f"dvarrho tau={tau_short:g}"
+    return dict(rows=rows, series=series, neg=neg, key=key, bad=[r for r in neg if r[key] >= FLAT],
+                worst=max(neg, key=lambda r: r[key]), short=short, tau_short=tau_short, tau_end=tau_end,
+                short_bad=[(r["data"], r["model"], r["m"], r["q"], round(r[short], 3)) for r in neg
+                           if abs(r[short]) >= FLAT],
+                tf=[r["tau_flat (every seed)"] for r in neg])
+
+
+def _fig3_short_record(record, ctx, S, datasets):
+    """The catalog's short-horizon reading (τ ≤ 2), reported only."""
+    neg, short, short_bad, tf = S["neg"], S["short"], S["short_bad"], S["tf"]
+    record("not-applicable", config=_config(ctx, datasets[0], horizon_tau=S["tau_short"], datasets=list(datasets)),
+           observed=max(abs(r[short]) for r in neg), bound=FLAT,
+           tightness=f"max over q < 0 cells of |seed-mean Δϱ(τ={S['tau_short']:g})| (short-horizon reading)",
+           table=[{k: r[k] for k in ("data", "model", "m", "q", short, "tau_flat (every seed)")} for r in neg],
+           note=(f"Reported only — the catalog's short-horizon reading, not the paper's statement ('throughout "
+                 f"training'): |Δϱ(τ={S['tau_short']:g})| < {FLAT} in {len(neg) - len(short_bad)}/{len(neg)} q < 0 cells"
+                 + (f"; exceeded in {short_bad}" if short_bad else "")
+                 + f". τ_flat (every seed within {FLAT}) ranges {min(tf):g}..{max(tf):g}."))
+
+
+def _fig3_flat_finding(S) -> str:
+    bad, neg, worst, key, tf = S["bad"], S["neg"], S["worst"], S["key"], S["tf"]
+    return (f"|Δϱ| ≥ {FLAT} within τ ≤ {S['tau_end']:g} in {len(bad)}/{len(neg)} q < 0 cells (max {worst[key]:.3f} at "
+            f"{worst['data']}, {worst['model']}, m = {worst['m']}, q = {worst['q']}); flatness (every seed within "
+            f"{FLAT}) lasts only up to τ = {min(tf):g} in the least flat cell and {max(tf):g} in the flattest. 'Flat for "
+            "q < 0' holds over short horizons, not throughout a training run of the paper's length.")
 
 
 @pytest.mark.claim("wang2024/fig-3")
@@ -273,39 +508,37 @@ def test_fig3_flat_for_negative_q(record, ctx):
     models, every width, digits and synthetic data) the seed-mean trajectory keeps |ϱ(τ) − ϱ(0)| < 0.05 at every
     recorded τ ≤ 20 (catalog: 'flat' = Δϱ < 0.05). The ϱ(τ) curves of every (data, model, m, q) cell are in the
     record's series. The catalog's short-horizon reading (τ ≤ 2) is written as a separate, reported-only record."""
-    rows = [r for data in DATASETS for r in _fig3_rows(ctx, data)]
-    series = {}
-    for data in DATASETS:
-        series |= _fig3_series(ctx, data)
-    neg = [r for r in rows if r["q"] < 0]
-    key = "max over tau of |dvarrho| (seed mean)"
-    bad = [r for r in neg if r[key] >= FLAT]
-    worst = max(neg, key=lambda r: r[key])
-    short = f"dvarrho tau={ETA * K_SHORT:g}"
-    short_bad = [(r["data"], r["model"], r["m"], r["q"], round(r[short], 3)) for r in neg if abs(r[short]) >= FLAT]
-    tf = [r["tau_flat (every seed)"] for r in neg]
-    record("not-applicable", config=_config(ctx, horizon_tau=ETA * K_SHORT, datasets=list(DATASETS)),
-           observed=max(abs(r[short]) for r in neg), bound=FLAT,
-           tightness="max over q < 0 cells of |seed-mean Δϱ(τ=2)| (short-horizon reading)",
-           table=[{k: r[k] for k in ("data", "model", "m", "q", short, "tau_flat (every seed)")} for r in neg],
-           note=(f"Reported only — the catalog's short-horizon reading, not the paper's statement ('throughout "
-                 f"training'): |Δϱ(τ=2)| < {FLAT} in {len(neg) - len(short_bad)}/{len(neg)} q < 0 cells"
-                 + (f"; exceeded in {short_bad}" if short_bad else "")
-                 + f". τ_flat (every seed within {FLAT}) ranges {min(tf):g}..{max(tf):g}."))
-    ok = not bad
-    record("holds" if ok else "expected-failure", observed=worst[key], bound=FLAT, table=rows, series=series,
-           config=_config(ctx, horizon_tau=ETA * STEPS, datasets=list(DATASETS)),
-           tightness="max over q < 0 cells of the largest seed-mean |Δϱ(τ)|, τ ≤ 20",
-           finding="" if ok else
-           (f"|Δϱ| ≥ {FLAT} within τ ≤ {ETA * STEPS:g} in {len(bad)}/{len(neg)} q < 0 cells (max {worst[key]:.3f} at "
-            f"{worst['data']}, {worst['model']}, m = {worst['m']}, q = {worst['q']}); flatness (every seed within "
-            f"{FLAT}) lasts only up to τ = {min(tf):g} in the least flat cell and {max(tf):g} in the flattest. 'Flat for "
-            "q < 0' holds over short horizons, not throughout a training run of the paper's length."))
-    assert_claim(ok, f"{len(bad)}/{len(neg)} q<0 cells not flat")
+    S = _fig3_flatness(ctx, DATASETS)
+    _fig3_short_record(record, ctx, S, DATASETS)
+    ok = not S["bad"]
+    record("holds" if ok else "expected-failure", observed=S["worst"][S["key"]], bound=FLAT, table=S["rows"],
+           series=S["series"], config=_config(ctx, horizon_tau=S["tau_end"], datasets=list(DATASETS)),
+           tightness=f"max over q < 0 cells of the largest seed-mean |Δϱ(τ)|, τ ≤ {S['tau_end']:g}",
+           finding="" if ok else _fig3_flat_finding(S))
+    assert_claim(ok, f"{len(S['bad'])}/{len(S['neg'])} q<0 cells not flat")
+
+
+@pytest.mark.claim("wang2024/fig-3")
+def test_fig3_flat_for_negative_q_paper_sgd(record, ctx):
+    """The same §6.2 flatness statement on the paper-optimizer MNIST grid (every q < 0 cell, both models, every width,
+    seed-mean |ϱ − ϱ(0)| < 0.05 after every epoch). Not declared an expected failure: the outcome at the paper's
+    settings has not been measured (the full-batch stand-in above fails); a violation fails this test and its
+    record carries the finding."""
+    S = _fig3_flatness(ctx, ("mnist",))
+    _fig3_short_record(record, ctx, S, ("mnist",))
+    ok = not S["bad"]
+    record("holds" if ok else "violated", observed=S["worst"][S["key"]], bound=FLAT, table=S["rows"],
+           series=S["series"], config=_config(ctx, "mnist", horizon_tau=S["tau_end"]),
+           tightness=f"max over q < 0 cells of the largest seed-mean |Δϱ(τ)|, τ ≤ {S['tau_end']:g}",
+           finding="" if ok else _fig3_flat_finding(S))
+    assert_claim(ok, f"{len(S['bad'])}/{len(S['neg'])} q<0 cells not flat (paper optimizer, MNIST)")
 
 
 def _fig3_speed(ctx, act, data, sign=1.0, shuffle=False):
-    A = _flat(ctx, act, lambda R: _delta(R, K_SHORT) / (ETA * K_SHORT), data)
+    def speed(R):
+        d, t = _delta_tau(R, TAU_SHORT)
+        return d / t
+    A = _flat(ctx, act, speed, data)
     y = A[:, 2]
     if shuffle:
         y = y[np.random.default_rng(2000 + ctx.seed).permutation(y.size)]
@@ -313,30 +546,37 @@ def _fig3_speed(ctx, act, data, sign=1.0, shuffle=False):
 
 
 @pytest.mark.claim("wang2024/fig-3")
-@pytest.mark.parametrize("data", DATASETS)
+@pytest.mark.parametrize("data", FIG_DATA)
 def test_fig3_speed_increases_with_width(record, ctx, data):
     """§6.2 'the speed of accumulation significantly increases with larger network widths': early speed
-    V = Δϱ(τ=2)/2 vs log m, Kendall trend within each q pooled (permutation p < 0.01), both models."""
+    V = Δϱ(τ=2)/2 vs log m, Kendall trend within each q pooled (permutation p < 0.01), both models. ``mnist``: the
+    paper-optimizer grid (full profile with a local MNIST file), V at the first epoch with τ ≥ 2."""
     res = {act: _fig3_speed(ctx, act, data) for act in ("linear", "relu")}
     rows = [{"model": a, "pooled S": r["S"], "p": r["p"], "Kendall tau per q": r["per"]} for a, r in res.items()]
     ok = all(r["significant"] for r in res.values())
+    R0 = next(iter(grid(ctx, "relu", data).values()))
+    t2 = R0.tau[R0.index_at(TAU_SHORT)]
     record("holds" if ok else "violated", observed=max(r["p"] for r in res.values()), bound=ALPHA,
-           tightness="pooled within-q Kendall p-value of V = Δϱ(τ=2)/2 vs log m (max over models)",
-           config=_config(ctx, data, horizon_tau=ETA * K_SHORT, n_perm=N_PERM), table=rows,
+           tightness=f"pooled within-q Kendall p-value of V = Δϱ(τ={t2:g})/{t2:g} vs log m (max over models)",
+           config=_config(ctx, data, horizon_tau=t2, n_perm=N_PERM), table=rows,
+           finding="" if ok else
+           f"{MODES[data].describe()} on {data}: early speed not increasing with width (pooled p = "
+           f"{ {a: round(r['p'], 4) for a, r in res.items()} }, claim < {ALPHA})",
            note="Per-q Kendall τ is reported, not required: for q < 0 the early speed is small and its ordering "
                 "noisier.")
     assert ok, rows
 
 
 @pytest.mark.claim("wang2024/fig-3")
-@pytest.mark.parametrize("data", DATASETS)
+@pytest.mark.parametrize("data", FIG_DATA)
 def test_fig3_speed_check_rejects_wrong(record, ctx, data):
     """Companion: reversed width ordering and a shuffled grid are not significant (p ≥ 0.01)."""
     ps = {(a, v): _fig3_speed(ctx, a, data, sign=-1.0 if v == "reversed" else 1.0, shuffle=v == "shuffled")["p"]
           for a in ("linear", "relu") for v in ("reversed", "shuffled")}
     rejected = min(ps.values()) >= ALPHA
     record("holds" if rejected else "violated", role="companion", observed=min(ps.values()), bound=ALPHA,
-           tightness="smallest p of a wrong ordering (rejected when ≥ α)", config={"data": data},
+           tightness="smallest p of a wrong ordering (rejected when ≥ α)",
+           config={"data": data} | ({"optimizer": MODES[data].describe()} if data == "mnist" else {}),
            table=[{"model": a, "variant": v, "p": p} for (a, v), p in ps.items()])
     assert rejected, ps
 
@@ -484,14 +724,15 @@ def _fig6_ok(width, qax, alpha_line):
 
 
 @pytest.mark.claim("wang2024/fig-6")
-@pytest.mark.parametrize("data", DATASETS)
+@pytest.mark.parametrize("data", FIG_DATA)
 def test_fig6_total_dvarrho_increases_with_width_and_q(record, ctx, data):
     """App. D / Fig. 6: total Δϱ = ϱ(τ=20) − ϱ(0) increases with width at fixed q and with q at fixed width, linear
     and ReLU. Per axis and model, the pooled within-line Kendall trend must be significant (permutation p < 0.01),
     and no single line (a row or column of the paper's heat map) may show a significant decrease: one-sided
     permutation test per line at the Bonferroni level 0.01/L over the L lines of the record (family-wise 0.01).
     Each line's sample Kendall τ is reported; requiring every sample τ > 0 would be a criterion without a
-    false-alarm rate (at m = 16 the q-effect on Δϱ is small next to the seed-to-seed spread of ϱ(0))."""
+    false-alarm rate (at m = 16 the q-effect on Δϱ is small next to the seed-to-seed spread of ϱ(0)). ``mnist``: the
+    paper-optimizer grid (full profile with a local MNIST file), total Δϱ over the 50 epochs."""
     res = {act: _fig6_tests(ctx, act, data, lines=True) for act in ("linear", "relu")}
     n_lines = sum(len(r["p_decrease"]) for w, qa in res.values() for r in (w, qa))
     alpha_line = ALPHA / n_lines
@@ -507,26 +748,39 @@ def test_fig6_total_dvarrho_increases_with_width_and_q(record, ctx, data):
         lvl0 = _cell_means(ctx, act, lambda R: R.varrho[0], data)
         lvl = _cell_means(ctx, act, lambda R: R.varrho[-1], data)
         ms = list(grid(ctx, act, data))
-        for q in qs(ctx):
+        t_end = _tau_end(ctx, act, data)
+        for q in qs(ctx, data):
             series[f"{data} {act} q={q}"] = {"x": ms, "y": [cells[(m, q)] for m in ms], "xlabel": "width m",
-                                             "ylabel": "total Δϱ (τ=20)", "logx": True, "plot": f"fig6 {data} {act}"}
+                                             "ylabel": f"total Δϱ (τ={t_end:g})", "logx": True,
+                                             "plot": f"fig6 {data} {act}"}
             rows.append({"model": act, "q": q, "dvarrho per width": [round(cells[(m, q)], 4) for m in ms],
                          "varrho(0) per width": [round(lvl0[(m, q)], 4) for m in ms],
-                         "varrho(20) per width": [round(lvl[(m, q)], 4) for m in ms]})
+                         f"varrho({t_end:g}) per width": [round(lvl[(m, q)], 4) for m in ms]})
     neg = [(r["model"], r["axis"], g) for r in rows if "Kendall tau" in r for g, t in r["Kendall tau"].items() if t <= 0]
-    record("holds" if ok else "violated", observed=max(r["pooled p"] for r in rows if "pooled p" in r), bound=ALPHA,
-           tightness="max pooled Kendall p over the two axes and two models (no line may decrease significantly)",
-           config=_config(ctx, data, horizon_tau=ETA * STEPS, n_perm=N_PERM, n_perm_line=N_PERM_LINE,
-                          per_line_alpha=alpha_line), table=rows, series=series,
-           note="Abstract/contribution 2 ('wider MLPs exhibit more resistance to increased co-correlation') contradicts "
+    lines = f"Lines with sample Kendall τ ≤ 0: {neg}." if neg else "Every line has Kendall τ > 0."
+    if data == "mnist":
+        note = (f"{MODES[data].describe()} on MNIST. Pooled p along width: "
+                f"{ {a: round(res[a][0]['p'], 4) for a in res} }; along q: { {a: round(res[a][1]['p'], 4) for a in res} }. "
+                + lines)
+    else:
+        note = ("Abstract/contribution 2 ('wider MLPs exhibit more resistance to increased co-correlation') contradicts "
                 "Fig. 6 read as accumulation: wider nets accumulate more Δϱ; they only start lower (F2: ϱ(0) ≈ "
                 "√d/(√m+√d)), see the ϱ(0)/ϱ(20) rows and test_fig6_abstract_wider_resists. "
                 + (f"Lines with sample Kendall τ ≤ 0 (none significant): {neg}." if neg else "Every line has Kendall τ > 0."))
+    record("holds" if ok else "violated", observed=max(r["pooled p"] for r in rows if "pooled p" in r), bound=ALPHA,
+           tightness="max pooled Kendall p over the two axes and two models (no line may decrease significantly)",
+           config=_config(ctx, data, horizon_tau=_tau_end(ctx, "relu", data), n_perm=N_PERM, n_perm_line=N_PERM_LINE,
+                          per_line_alpha=alpha_line), table=rows, series=series,
+           finding="" if ok else
+           (f"{MODES[data].describe()} on {data}: the Fig. 6 orderings fail (pooled p width/q per model: "
+            f"{ {a: (round(res[a][0]['p'], 4), round(res[a][1]['p'], 4)) for a in res} }, smallest per-line p of a "
+            f"decrease {min(p for a in res for r in res[a] for p in r['p_decrease'].values()):.2g} vs level {alpha_line:.2g})"),
+           note=note)
     assert ok, rows
 
 
 @pytest.mark.claim("wang2024/fig-6")
-@pytest.mark.parametrize("data", DATASETS)
+@pytest.mark.parametrize("data", FIG_DATA)
 def test_fig6_check_rejects_reversed_or_shuffled(record, ctx, data):
     """Companion: the Fig. 6 test rejects reversed axes (width and q order flipped) and a shuffled grid."""
     out, res = {}, {}

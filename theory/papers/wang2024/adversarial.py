@@ -48,7 +48,7 @@ def pgd_l2(f: Callable, X: torch.Tensor, y: torch.Tensor, radii, *, steps: int =
     """
     if steps < 1 or restarts < 1:
         raise ValueError("pgd_l2 needs steps ≥ 1 and restarts ≥ 1")
-    radii = torch.as_tensor(radii, dtype=X.dtype).reshape(-1)
+    radii = torch.as_tensor(radii, dtype=X.dtype, device=X.device).reshape(-1)
     if bool((radii < 0).any()):
         raise ValueError("radii must be non-negative")
     R, (N, d) = radii.numel(), X.shape
@@ -65,11 +65,11 @@ def pgd_l2(f: Callable, X: torch.Tensor, y: torch.Tensor, radii, *, steps: int =
         if k == 0:
             e = g0.expand(R, N, d)
         elif k == 1:
-            e = torch.zeros(R, N, d, dtype=X.dtype)
+            e = torch.zeros(R, N, d, dtype=X.dtype, device=X.device)
         else:
-            u = torch.randn(R, N, d, dtype=X.dtype, generator=generator)
+            u = torch.randn(R, N, d, dtype=X.dtype, device=X.device, generator=generator)
             u = u / u.norm(dim=-1, keepdim=True)
-            e = u * torch.rand(R, N, 1, dtype=X.dtype, generator=generator) ** (1 / d)
+            e = u * torch.rand(R, N, 1, dtype=X.dtype, device=X.device, generator=generator) ** (1 / d)
         starts.append(e)
     rr = radii.view(1, R, 1, 1)
     eps = torch.stack(starts) * rr  # (K, R, N, d)

@@ -8,6 +8,12 @@ a ∈ {±1/√m} frozen, W(0) ~ N(0, m^{-(1+2q)}) (Assumption 5.1), full-batch G
 (:func:`theory.sim.train.gd`), σ linear or ReLU (σ'(0) = 1, the paper's convention). Widths have different
 shapes, so one GD run per width is batched over its ensemble axis E = |q| × seeds (member e ↔
 q = qs[e // seeds], seed e % seeds). Statistics are on a held-out set (the paper "covers the entire testset").
+
+:func:`run_width_sgd` is the paper-optimizer variant (minibatch SGD, :func:`theory.sim.train.sgd`, ϱ per epoch) for
+MNIST-size inputs (d = 784): the ensemble is split into as many member chunks as a memory budget needs (the
+trainer evaluates the full training loss in one (E, N, m) forward each epoch), and ‖D(x)W‖₂ comes from the
+core's batched Lanczos with closed-form matrix–vector products (:func:`hidden_opnorm`) instead of one dense
+Gram eigendecomposition per test point.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from scipy import stats as st
 
 from theory.papers.wang2024 import adversarial as adv
 from theory.papers.wang2024 import cocorrelation as cc
+from theory.sim import jacobian as jac
 from theory.sim import models, train
 
 
@@ -79,13 +86,28 @@ class WidthRuns:
     acc: torch.Tensor
     rob_acc: torch.Tensor
     energy: torch.Tensor
-    W0: torch.Tensor
-    W: torch.Tensor
+    W0: torch.Tensor | None  # None for the SGD runs (not kept: 2.9 GB at m = 8192, E = 56)
+    W: torch.Tensor | None
     a: torch.Tensor
     q_of: list = field(default_factory=list)
+    tau: list = field(default_factory=list)  # GD time τ = η·(optimizer steps taken) at each recorded point
+    diag: dict = field(default_factory=dict)  # run diagnostics (chunks, Lanczos iterations and control)
 
     def at(self, step: int) -> torch.Tensor:
         return self.varrho[self.steps.index(step)]
+
+    def index_at(self, tau: float) -> int:
+        """First recorded point with τ ≥ ``tau`` (the last one if the run is shorter)."""
+        return next((i for i, t in enumerate(self.tau) if t >= tau - 1e-12), len(self.tau) - 1)
+
+
+def _init_net(act, m: int, qs, seeds: int, d: int, generator, dtype, device):
+    """E = |qs|·seeds nets of width m, member e ↔ q = qs[e // seeds]: W(0) ~ N(0, m^{-(1+2q)}) (Assumption 5.1)."""
+    E = len(qs) * seeds
+    q_of = [qs[e // seeds] for e in range(E)]
+    net = models.TwoLayerNet.init(E, m, d, q=0.0, act=act, generator=generator, dtype=dtype, device=device)
+    net.W = net.W * torch.tensor([m ** -q for q in q_of], dtype=dtype, device=device).view(-1, 1, 1)
+    return net, q_of
 
 
 def run_width(act, m: int, qs, seeds: int, data, *, eta: float, steps: int, record, eps: float | None,
@@ -95,11 +117,8 @@ def run_width(act, m: int, qs, seeds: int, data, *, eta: float, steps: int, reco
     multiplies η per member (only for the deliberately confounded companion of `fig-4`; the faithful runs use
     one η)."""
     Xtr, ytr, Xe, ye = data
-    d = Xtr.shape[1]
-    E = len(qs) * seeds
-    q_of = [qs[e // seeds] for e in range(E)]
-    net = models.TwoLayerNet.init(E, m, d, q=0.0, act=act, generator=generator, dtype=Xtr.dtype, device=Xtr.device)
-    net.W = net.W * torch.tensor([m ** -q for q in q_of], dtype=Xtr.dtype, device=Xtr.device).view(-1, 1, 1)
+    net, q_of = _init_net(act, m, qs, seeds, Xtr.shape[1], generator, Xtr.dtype, Xtr.device)
+    E = len(q_of)
     W0 = net.W.clone()
     lr = eta if lr_scale is None else torch.tensor([eta * lr_scale(m, q) for q in q_of], dtype=Xtr.dtype)
 
@@ -114,7 +133,143 @@ def run_width(act, m: int, qs, seeds: int, data, *, eta: float, steps: int, reco
                      rob_acc=(torch.full((E,), float("nan"), dtype=W.dtype) if eps is None else
                               robust_accuracy(W, net.a, Xe, ye, eps, net.act, steps=pgd_steps, restarts=pgd_restarts,
                                               generator=generator)),
-                     energy=dirichlet_energy(W, net.a, Xe, net.act), W0=W0, W=W, a=net.a, q_of=q_of)
+                     energy=dirichlet_energy(W, net.a, Xe, net.act), W0=W0, W=W, a=net.a, q_of=q_of,
+                     tau=[eta * k for k in traj.steps])
+
+
+# ---- the paper-optimizer variant (minibatch SGD on MNIST-size inputs) ---------------------------
+
+GRAM_MAX = 32  # ‖D(x)W‖₂ by a dense min(m,d)² Gram eigendecomposition up to this size, by Lanczos above
+LANCZOS_TOL = 1e-10  # relative accuracy of λ_max = ‖D(x)W‖₂² (Kato–Temple bound in the core's Lanczos)
+LANCZOS_MAX_ITER = 200  # ≈ 70 iterations suffice at m = 4096, d = 784; reaching the cap raises
+
+
+def _lanczos_opnorm(W: torch.Tensor, X: torch.Tensor, act) -> tuple[torch.Tensor, int]:
+    """‖D(x)W‖₂ for every member and point by :func:`theory.sim.jacobian.lanczos_top_eig` on the smaller Gram side
+    (v ↦ WᵀD²Wv in ℝ^d, or u ↦ DWWᵀDu in ℝ^m), products batched per member: ((E, N), max iterations)."""
+    E, m, d = W.shape
+    N = X.shape[0]
+    D = act.slope(X @ W.transpose(-1, -2))  # (E, N, m)
+    side_in = d <= m
+    n = d if side_in else m
+    D2 = D * D
+
+    def matvec(idx, V):
+        e, i = idx // N, idx % N
+        mem, pos = torch.unique(e, return_inverse=True)
+        buf = V.new_zeros(len(mem), N, n)
+        buf[pos, i] = V
+        Wm = W[mem]
+        if side_in:
+            out = ((buf @ Wm.transpose(-1, -2)) * D2[mem]) @ Wm
+        else:
+            Dm = D[mem]
+            out = Dm * (((Dm * buf) @ Wm) @ Wm.transpose(-1, -2))
+        return out[pos, i]
+
+    k_max = min(n, LANCZOS_MAX_ITER)
+    gen = torch.Generator(device=W.device).manual_seed(0)
+    lam, it = jac.lanczos_top_eig(matvec, n, E * N, tol=LANCZOS_TOL, max_iter=k_max, dtype=W.dtype,
+                                  device=W.device, generator=gen)
+    if k_max < n and bool((it >= k_max).any()):
+        raise RuntimeError(f"Lanczos for ‖D(x)W‖₂ reached its cap of {k_max} iterations at "
+                           f"{int((it >= k_max).sum())} points (m = {m}, d = {d}): not converged")
+    return lam.clamp_min(0).sqrt().reshape(E, N), int(it.max())
+
+
+def hidden_opnorm(W: torch.Tensor, X: torch.Tensor, act, *, budget_bytes: float) -> tuple[torch.Tensor, int]:
+    """‖D(x)W‖₂, (E, N): the Gram form (:func:`cocorrelation.mlp_hidden_opnorm_gram`) when min(m, d) ≤ GRAM_MAX,
+    else :func:`_lanczos_opnorm`; members are processed in chunks whose Lanczos basis (N·(k+1)·n per member) fits
+    ``budget_bytes``. Returns (norms, max Lanczos iterations; 0 for the Gram form)."""
+    E, m, d = W.shape
+    N, n = X.shape[0], min(m, d)
+    if n <= GRAM_MAX:
+        per = W.element_size() * N * (n * n + 2 * m)
+        c = max(1, int(budget_bytes // per))
+        return torch.cat([cc.mlp_hidden_opnorm_gram(W[i:i + c], X, act) for i in range(0, E, c)]), 0
+    per = W.element_size() * N * ((min(n, LANCZOS_MAX_ITER) + 4) * n + 4 * m)
+    c = max(1, int(budget_bytes // per))
+    parts = [_lanczos_opnorm(W[i:i + c], X, act) for i in range(0, E, c)]
+    return torch.cat([p[0] for p in parts]), max(p[1] for p in parts)
+
+
+def varrho_large(W: torch.Tensor, a: torch.Tensor, Xe: torch.Tensor, act, *, budget_bytes: float):
+    """ϱ (Def. 4.2 / Eq. 11) like :func:`varrho`, for large d: the linear ‖W‖₂ from the smaller Gram side, the
+    ReLU E‖D(x)W‖₂² through :func:`hidden_opnorm`. Returns ((E,), max Lanczos iterations)."""
+    if getattr(act, "name", act) == "linear":
+        m, d = W.shape[-2:]
+        G = W @ W.transpose(-1, -2) if m < d else W.transpose(-1, -2) @ W
+        s1 = torch.linalg.eigvalsh(G)[..., -1].clamp_min(0).sqrt()
+        return (a.unsqueeze(-1) * W).sum(-2).norm(dim=-1) / (a.norm(dim=-1) * s1), 0
+    D = act.slope(Xe @ W.transpose(-1, -2))
+    C2 = ((D * a.unsqueeze(1)) @ W).pow(2).sum(-1).mean(-1)
+    B, it = hidden_opnorm(W, Xe, act, budget_bytes=budget_bytes)
+    return (C2 / B.pow(2).mean(-1)).sqrt() / a.norm(dim=-1), it
+
+
+def members_per_chunk(m: int, d: int, n_train: int, n_test: int, batch: int, n_eval: int, restarts: int,
+                      itemsize: int, budget_bytes: float) -> int:
+    """How many ensemble members one :func:`theory.sim.train.sgd` call can hold within ``budget_bytes``: W and its
+    gradient (2md) plus the largest transient, the trainer's full-data forward (≈ 3·n_train·m per member, each
+    epoch), the test-set accuracy (3·n_test·m), a minibatch step (6·batch·m) or the PGD batch (8·restarts·n_eval·m)."""
+    per = itemsize * (2 * m * d + max(3 * n_train * m, 3 * n_test * m, 6 * batch * m, 8 * restarts * n_eval * m))
+    return max(1, int(budget_bytes // per))
+
+
+def run_width_sgd(act, m: int, qs, seeds: int, data, *, lr: float, epochs: int, batch: int, n_eval: int,
+                  eps: float | None, generator: torch.Generator, order_seed: int, budget_bytes: float,
+                  pgd_steps: int = 50, pgd_restarts: int = 2) -> WidthRuns:
+    """The paper's optimizer (Wang et al. §6): E = |qs|·seeds nets of width m trained by minibatch SGD
+    (:func:`theory.sim.train.sgd`, BCE, ``lr``, ``batch``, ``epochs``), ϱ recorded after every epoch on the first
+    ``n_eval`` held-out points, accuracy on the whole held-out set, robust accuracy (radius ``eps``; ``None``: not
+    measured) and 𝔖(f) on the ``n_eval`` points at the end.
+
+    Members are trained in chunks of :func:`members_per_chunk` (``budget_bytes``); every chunk draws its batch order
+    from a fresh CPU generator seeded with ``order_seed``, so all members share one batch order, as in one batched
+    call. ``steps`` are epochs; ``tau`` = lr·⌈n/batch⌉·epoch. ``W0``/``W`` are not kept. ``diag`` holds the chunk
+    size, the Lanczos iteration maximum and a control: ‖D(x)W‖₂ by Lanczos vs the Gram form on 4 points × 2 members
+    of the trained nets (max relative difference)."""
+    Xtr, ytr, Xe, ye = data
+    n, d = Xtr.shape
+    if not 1 <= n_eval <= Xe.shape[0]:
+        raise ValueError(f"n_eval must be in 1..{Xe.shape[0]}, got {n_eval}")
+    Xv, yv = Xe[:n_eval], ye[:n_eval]
+    net, q_of = _init_net(act, m, qs, seeds, d, generator, Xtr.dtype, Xtr.device)
+    E = len(q_of)
+    c = members_per_chunk(m, d, n, Xe.shape[0], batch, n_eval, pgd_restarts, Xtr.element_size(), budget_bytes)
+    out = {k: [] for k in ("varrho", "acc", "rob", "energy")}
+    iters, control = 0, 0.0
+    for lo in range(0, E, c):
+        sub = models.TwoLayerNet(net.W[lo:lo + c].clone(), net.a[lo:lo + c], net.act)
+
+        def observe(t, params, u):
+            nonlocal iters
+            with torch.no_grad():
+                v, it = varrho_large(params[0].detach(), sub.a, Xv, sub.act, budget_bytes=budget_bytes / 2)
+            iters = max(iters, it)
+            return {"varrho": v}
+
+        order = torch.Generator().manual_seed(int(order_seed))
+        traj = train.sgd(sub, Xtr, ytr, loss="bce", lr=lr, epochs=epochs, batch=batch, generator=order,
+                         record=list(range(epochs + 1)), observe=observe)
+        W = sub.W.detach()
+        out["varrho"].append(traj.stacked("varrho"))
+        out["acc"].append(accuracy(W, sub.a, Xe, ye, sub.act))
+        out["rob"].append(torch.full((W.shape[0],), float("nan"), dtype=W.dtype, device=W.device) if eps is None else
+                          robust_accuracy(W, sub.a, Xv, yv, eps, sub.act, steps=pgd_steps, restarts=pgd_restarts,
+                                          generator=generator))
+        out["energy"].append(dirichlet_energy(W, sub.a, Xv, sub.act))
+        if lo == 0 and getattr(sub.act, "name", sub.act) != "linear" and min(m, d) > GRAM_MAX:
+            ref = cc.mlp_hidden_opnorm_gram(W[:2], Xv[:4], sub.act)
+            control = float(((_lanczos_opnorm(W[:2], Xv[:4], sub.act)[0] - ref).abs() / ref).max())
+        del sub, W, traj
+    steps_per_epoch = -(-n // batch)
+    return WidthRuns(m=m, qs=list(qs), seeds=seeds, steps=list(range(epochs + 1)),
+                     varrho=torch.cat(out["varrho"], dim=1), acc=torch.cat(out["acc"]), rob_acc=torch.cat(out["rob"]),
+                     energy=torch.cat(out["energy"]), W0=None, W=None, a=net.a, q_of=q_of,
+                     tau=[lr * steps_per_epoch * ep for ep in range(epochs + 1)],
+                     diag={"members per chunk": min(c, E), "chunks": -(-E // c), "steps per epoch": steps_per_epoch,
+                           "max Lanczos iterations": iters, "Lanczos vs Gram max rel diff (control)": control})
 
 
 # ---- statistics ----------------------------------------------------------------------------------
