@@ -141,7 +141,8 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
     ``epochs`` passes over shuffled batches of ``batch``.
 
     The E members share the batch order; their losses are summed, so each member gets its own gradient and,
-    both optimizers being elementwise, its own optimizer state. Records the full-data loss (and
+    both optimizers being elementwise, its own optimizer state. Records the full-data loss, its outputs
+    computed in chunks of ``batch`` rows so that memory stays at one batch's activations (and
     ``observe(epoch, params, outputs)``) at the ``record`` epochs (default: a geometric grid); divergence
     raises DivergenceError.
     """
@@ -161,8 +162,8 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
     opt = OPTIMIZERS[optimizer](params, lr=lr)
     try:
         for ep in range(epochs + 1):
-            with torch.no_grad():
-                u = model.forward(X, params)
+            with torch.no_grad():  # full-data outputs in chunks of `batch` rows: memory (E, batch, width)
+                u = torch.cat([model.forward(X[b:b + batch], params) for b in range(0, N, batch)], dim=1)
                 cur = losses.loss(loss, u, y)
             first = cur if first is None else first
             _guard(ep, cur, first, blowup)
