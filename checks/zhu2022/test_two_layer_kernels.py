@@ -105,7 +105,9 @@ def test_lambda0_positive_and_collapses_for_parallel_inputs(ctx, record):
     Yp[1] = X[0]
     kpar = tl.kappa0(Yp)
     f = fit_power(deltas, ks)
-    # kpar: rank-deficient K, eigvalsh rounding only; κ₀ ∝ angle between the two inputs: the fitted log-log slope over
+    # kpar: two identical rows (their angle is exactly 0 in K_matrix, theory.sim.ntk.row_angles; arccos gave ~1e-8
+    # and κ₀ ≈ 1e-9 at seed 5), so K is exactly singular and κ₀ is eigvalsh rounding, ≲ n·ε·‖K‖ ≈ 1e-14;
+    # κ₀ ∝ angle between the two inputs: the fitted log-log slope over
     # a 100× range of angles within ±0.2 of 1 (a quadratic collapse, slope 2, would be rejected)
     ok = k0 > 1e-3 and abs(kpar) < 1e-12 and 0.8 < f.exponent < 1.2
     record("holds" if ok else "violated", observed=k0, bound=0.0, ratio=None, config={"n": N, "d": D},

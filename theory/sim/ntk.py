@@ -32,3 +32,19 @@ def layer_kernels(model, X: torch.Tensor, params: Sequence[torch.Tensor] | None 
     mult = model.multipliers or [1.0] * len(ws)
     return [(s ** 2) * (b @ b.transpose(-1, -2)) * (h @ h.transpose(-1, -2))
             for s, b, h in zip(mult, B, inputs)]
+
+
+def row_angles(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """Angles θ_ij ∈ [0, π] between the rows of A (N, d) and B (M, d), shape (N, M), accurate near 0 and π.
+
+    θ = 2·atan2(‖â − b̂‖, ‖â + b̂‖) on unit rows, with the differences formed explicitly: arccos of an
+    inner product loses half the digits at θ ≈ 0 (arccos(1 − ε) ≈ √(2ε): 1.5e-8 for ε = 1e-16), so two
+    identical inputs would get an angle of ~1e-8 instead of 0. Used by the closed-form ReLU kernels
+    (π − θ)/(2π) (Zhu et al. App. D, Wang et al. Eq. 21)."""
+    if A.dim() != 2 or B.dim() != 2 or A.shape[1] != B.shape[1]:
+        raise ValueError(f"row_angles needs (N, d) and (M, d) tensors, got {tuple(A.shape)} and {tuple(B.shape)}")
+    a = A / A.norm(dim=1, keepdim=True)
+    b = B / B.norm(dim=1, keepdim=True)
+    diff = torch.cdist(a, b, compute_mode="donot_use_mm_for_euclid_dist")
+    summ = torch.cdist(a, -b, compute_mode="donot_use_mm_for_euclid_dist")
+    return 2 * torch.atan2(diff, summ)

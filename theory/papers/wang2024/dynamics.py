@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from theory.errors import DivergenceError
+from theory.sim.ntk import row_angles
 
 
 def error_weights(u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -117,8 +118,7 @@ def relu_alpha_rows(W, Xe, X, act):
 
 def alpha_closed_form(x: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     """ReLU at t=0 (Gaussian rows): α_i(0, x) = (π − θ(x, x_i))/(2π) (σ'(0) on a null set)."""
-    c = (X @ x) / (X.norm(dim=-1) * x.norm())
-    return (torch.pi - torch.arccos(c.clamp(-1, 1))) / (2 * torch.pi)
+    return (torch.pi - row_angles(X, x.reshape(1, -1)).squeeze(-1)) / (2 * torch.pi)
 
 
 def relu_rates(W, a, dW, Xe, act):

@@ -13,6 +13,7 @@ import math
 import torch
 
 from theory.sim.models import DeepMLP
+from theory.sim.ntk import row_angles
 
 
 def build(E: int, d: int, m: int, *, alpha: float, beta1: float, beta2: float, generator=None,
@@ -26,10 +27,7 @@ def build(E: int, d: int, m: int, *, alpha: float, beta1: float, beta2: float, g
 
 def K_matrix(X: torch.Tensor) -> torch.Tensor:
     """K_ij = x_iᵀx_j (π − θ_ij)/(2π): H^∞ = (m β₂²/α²) K (closed form of the Appendix-D expectation)."""
-    G = X @ X.T
-    nrm = G.diagonal().sqrt()
-    cos = (G / (nrm[:, None] * nrm[None, :])).clamp(-1, 1)
-    return G * (math.pi - torch.arccos(cos)) / (2 * math.pi)
+    return (X @ X.T) * (math.pi - row_angles(X, X)) / (2 * math.pi)
 
 
 def kappa0(X: torch.Tensor) -> float:
