@@ -118,6 +118,41 @@ def shape_stats(varrho: torch.Tensor, eta: float, *, tau0: float = 0.5, late: fl
                 argmax_tau=inc.argmax(0).double() * eta)
 
 
+MOSTLY_UP = 0.25   # "(mostly) non-decreasing": downward variation during the rise ≤ this fraction of the rise
+SATURATED = 0.1    # late mean slope ≤ this fraction of the max slope
+DECLINE = 0.05     # post-peak decline ≤ this fraction of the rise
+EARLY = 0.5        # 95 % of the rise reached within this fraction of the run ("during the initial stages")
+
+
+def rise_shape(v: torch.Tensor, eta: float, *, tau0: float = 0.5, late: float = 0.2) -> dict:
+    """Property 1 reading of one per-step trajectory ϱ(k) (T,): "develops during the initial stages of
+    training and becomes saturated", the catalog's "(mostly) non-decreasing".
+
+    The rise runs from τ0 to the first step where ϱ reaches 95 % of its total rise (peak − ϱ(0)). Within it,
+    ``down`` = Σ of the decreases of ϱ ÷ rise (a variation, not a count of down-steps: ReLU pattern flips give
+    a few small dips whose number carries no information). ``ok`` iff rise > 0, down ≤ MOSTLY_UP (at least
+    four fifths of the variation during the rise is upward), 95 % of the rise is reached within the first
+    EARLY fraction of the run, the late/max slope ratio ≤ SATURATED and the post-peak decline ≤ DECLINE of
+    the rise."""
+    v = torch.as_tensor(v, dtype=torch.float64).reshape(-1)
+    k0 = int(round(tau0 / eta))
+    if v.numel() < k0 + 3:
+        raise ValueError(f"trajectory of {v.numel()} points is too short for τ0/η = {k0}")
+    peak = float(v.max())
+    rise = peak - float(v[0])
+    k95 = int((v >= v[0] + 0.95 * rise).nonzero()[0]) if rise > 0 else k0
+    inc = v[k0 + 1:k95 + 1] - v[k0:k95]
+    down = float((-inc.clamp(max=0)).sum()) / rise if rise > 0 else float("inf")
+    frac = float((inc >= 0).double().mean()) if inc.numel() else 1.0
+    st = shape_stats(v.reshape(-1, 1), eta, tau0=tau0, late=late)
+    ratio = float(st["slope_ratio"][0])
+    decline = (peak - float(v[-1])) / rise if rise > 0 else float("inf")
+    early = k95 / (v.numel() - 1)
+    ok = rise > 0 and down <= MOSTLY_UP and early <= EARLY and abs(ratio) <= SATURATED and decline <= DECLINE
+    return dict(ok=bool(ok), rise=rise, k95=k95, early=early, down=down, frac_up_rise=frac, slope_ratio=ratio, decline=decline,
+                tau_peak=int(v.argmax()) * eta, frac_up_after_tau0=float(st["frac_up"][0]))
+
+
 def spearman_permutation(x, y, *, n_perm: int = 20000, generator: torch.Generator | None = None,
                          alternative: str = "greater"):
     """Spearman rank correlation r_s of y with x and its permutation p-value (Monte Carlo, n_perm draws).
