@@ -87,6 +87,17 @@ def test_in_place_slope_is_exactly_the_slope(gamma, at_zero_is_gamma):
     assert out[-1].item() == 1.0 and out[0].item() == gamma
 
 
+@settings(max_examples=100, deadline=None)
+@given(gammas=st.lists(st.floats(min_value=0.0, max_value=1 - 1e-12), min_size=1, max_size=5))
+def test_member_slopes_in_place_slope_is_exactly_the_slope(gammas):
+    """MemberSlopes.slope_into equals slope bit for bit, member by member: γ_e on z < 0, 1 on z ≥ 0."""
+    act = activations.member_slopes(gammas)
+    z = torch.tensor([-3.0, -1e-300, 0.0, 1e-300, 2.0], dtype=DT).repeat(len(gammas), 1)
+    out = act.slope_into(z, torch.empty_like(z))
+    assert torch.equal(out, act.slope(z))
+    assert out[:, 2:].eq(1.0).all() and out[:, 0].tolist() == [float(g) for g in gammas]
+
+
 def test_closed_form_input_jacobians_equal_autograd(ctx):
     """input_jacobian (closed forms, all three models) equals torch.func.jacrev per member and input."""
     from torch.func import jacrev

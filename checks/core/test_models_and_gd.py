@@ -107,6 +107,47 @@ def test_hidden_space_gd_equals_weight_space_gd(ctx, act):
     torch.testing.assert_close(n1.W, n2.W, rtol=0, atol=1e-13)
 
 
+def test_hidden_space_gd_per_member_data_and_slopes(ctx):
+    """gd_hidden with one data set (X_e, y_e) and one leaky slope γ_e per member (seeds × slopes on the
+    ensemble axis) equals separate single-member runs, and autograd GD on the same batched model."""
+    from theory.sim import activations
+
+    g = ctx.generator("core/gd_hidden", "per-member")
+    gammas = [0.0, 0.1, 0.5, 0.0, 0.25, 0.75]
+    E, n, d, m = len(gammas), 8, 30, 10
+    X = torch.stack([_data(g, n=n, d=d)[0] for _ in range(E)])
+    y = torch.stack([data.balanced_labels(n)[torch.randperm(n, generator=g)] for _ in range(E)])
+    W0 = 0.05 * torch.randn(E, 2, m, d, generator=g, dtype=DT)
+    batched = models.TwoClassNet(W0.clone(), activations.member_slopes(gammas))
+    tb, _ = train.gd_hidden(batched, X, y, loss="logistic", lr=2.0, steps=200)
+    auto = models.TwoClassNet(W0.clone(), activations.member_slopes(gammas))
+    ta = train.gd(auto, X, y, loss="logistic", lr=2.0, steps=200)
+    scale = (batched.W - W0).abs().max()
+    assert float((auto.W - batched.W).abs().max() / scale) < 1e-12
+    torch.testing.assert_close(ta.loss_tensor(), tb.loss_tensor(), rtol=1e-12, atol=0)
+    for e, gam in enumerate(gammas):
+        act = activations.get("relu") if gam == 0 else activations.get("leaky_relu", gamma=gam)
+        one = models.TwoClassNet(W0[e:e + 1].clone(), act)
+        t1, _ = train.gd_hidden(one, X[e], y[e], loss="logistic", lr=2.0, steps=200)
+        assert float((one.W[0] - batched.W[e]).abs().max() / scale) < 1e-12, e
+        torch.testing.assert_close(t1.loss_tensor()[:, 0], tb.loss_tensor()[:, e], rtol=1e-12, atol=0)
+
+
+def test_per_member_inputs_and_slopes_reject_bad_shapes(ctx):
+    from theory.sim import activations
+
+    net = models.TwoClassNet(torch.zeros(3, 2, 4, 5, dtype=DT), activations.member_slopes([0.0, 0.1, 0.2]))
+    with pytest.raises(ValueError, match=r"\(3, N, 5\)"):
+        train.gd_hidden(net, torch.zeros(2, 6, 5, dtype=DT), torch.ones(6, dtype=DT), loss="logistic", lr=0.1, steps=1)
+    with pytest.raises(ValueError, match="labels y"):
+        train.gd_hidden(net, torch.zeros(6, 5, dtype=DT), torch.ones(2, 6, dtype=DT), loss="logistic", lr=0.1, steps=1)
+    with pytest.raises(ValueError, match="ensemble axis E = 3"):
+        net.act(torch.zeros(2, 4))
+    for bad in ([], [0.1, 1.0], [-0.1], [[0.1]], [float("nan")]):
+        with pytest.raises(ValueError, match="member_slopes|member slopes"):
+            activations.member_slopes(bad)
+
+
 def test_trajectory_records_on_geometric_grid(ctx):
     g = ctx.generator("core/grid")
     X, y = _data(g)

@@ -67,6 +67,53 @@ class Activation:
         return self.kind == "pl" and self.gamma == 1.0
 
 
+@dataclass(frozen=True, eq=False)
+class MemberSlopes:
+    """Piecewise-linear σ_e(z) = z·(1{z ≥ 0} + γ_e 1{z < 0}) with its own negative-side slope γ_e per
+    ensemble member (axis 0 of every input), σ'(0) = 1 as in Kou et al.; γ_e = 0 is ReLU.
+
+    Lets configurations that differ only in the slope (Kou et al. §6, Fig. 1: srank vs γ) share the
+    ensemble axis with the seeds, instead of one run per γ. Same arithmetic as :class:`Activation`
+    (``slope_into`` is exact: 0 ↦ γ_e, 1 ↦ 1).
+    """
+
+    gammas: torch.Tensor
+    name: str = "leaky_relu[per-member]"
+    grad_at_zero: float = 1.0
+    kind: str = "pl"
+    is_linear: bool = False
+
+    def _g(self, z: torch.Tensor) -> torch.Tensor:
+        if z.dim() < 1 or z.shape[0] != self.gammas.shape[0]:
+            raise ValueError(f"per-member slopes: input has leading axis {tuple(z.shape)[:1]}, expected the "
+                             f"ensemble axis E = {self.gammas.shape[0]}")
+        return self.gammas.to(dtype=z.dtype, device=z.device).view(-1, *([1] * (z.dim() - 1)))
+
+    def __call__(self, z: torch.Tensor) -> torch.Tensor:
+        return z * self.slope(z.detach())
+
+    def slope(self, z: torch.Tensor) -> torch.Tensor:
+        """σ_e'(z) elementwise (1 at z = 0)."""
+        g = self._g(z)
+        return torch.where(z >= 0, torch.ones_like(g), g)
+
+    def slope_into(self, z: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """σ_e'(z) into ``out``: 1{z ≥ 0}·(1 − γ_e) + γ_e (exact, see :meth:`Activation.slope_into`)."""
+        g = self._g(z)
+        torch.ge(z, 0, out=out)
+        return out.mul_(1.0 - g).add_(g)
+
+
+def member_slopes(gammas) -> MemberSlopes:
+    """:class:`MemberSlopes` from E negative-side slopes in [0, 1) (0: ReLU)."""
+    g = torch.as_tensor(gammas, dtype=torch.float64)
+    if g.dim() != 1 or g.numel() == 0:
+        raise ValueError(f"member_slopes needs a 1-d, non-empty list of slopes, got shape {tuple(g.shape)}")
+    if not bool(torch.isfinite(g).all()) or bool(((g < 0) | (g >= 1)).any()):
+        raise ValueError(f"member slopes must lie in [0, 1) (0 = ReLU), got {g.tolist()}")
+    return MemberSlopes(g)
+
+
 def get(name: str, gamma: float | None = None, grad_at_zero: float = 1.0) -> Activation:
     """``linear``, ``relu``, ``leaky_relu`` (needs ``gamma`` in (0,1)), ``tanh``, ``softplus``."""
     if name == "linear":

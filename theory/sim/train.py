@@ -199,7 +199,12 @@ def hidden_readout(model):
 
 @dataclass
 class HiddenState:
-    """State of :func:`gd_hidden`: coefficients C (E, H, N), pre-activations Z (E, H, N)."""
+    """State of :func:`gd_hidden`: coefficients C (E, H, N), pre-activations Z (E, H, N).
+
+    :func:`gd_hidden` keeps C and Z as (E, H, N) views of contiguous (E, N, H) storage: its hot
+    update Z += dC·G is then one batched GEMM with a long inner row (2–3× faster on CPU than in the
+    (E, H, N) layout); a state built by hand in any layout is converted on entry.
+    """
 
     C: torch.Tensor
     Z: torch.Tensor
@@ -211,11 +216,30 @@ class HiddenState:
         return self.W0 + self.C @ self.X
 
 
+def _nh_storage(state: HiddenState) -> tuple[torch.Tensor, torch.Tensor]:
+    """(Cᵀ, Zᵀ) as contiguous (E, N, H) tensors whose transposes are ``state.C`` / ``state.Z``."""
+    out = []
+    for name in ("C", "Z"):
+        T = getattr(state, name).transpose(1, 2)
+        if not T.is_contiguous():
+            T = T.contiguous()
+            setattr(state, name, T.transpose(1, 2))
+        out.append(T)
+    return out[0], out[1]
+
+
 def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
               record: Sequence[int] | None = None, observe: Callable | None = None,
               state: HiddenState | None = None, blowup: float = 1e8, write_back: bool = True,
               guard_every: int = 100):
     """Exact first-layer GD in pre-activation space; returns (trajectory, state).
+
+    With W(t) = W(0) + C(t) X (first layer only; readout c fixed) one GD step is
+    dC_{h,i} = −(η/N) ℓ'(u_i) c_h σ'(Z_{h,i}),  C ← C + dC,  Z = Z(0) + C·XXᵀ  (Z = W Xᵀ),
+    so no step touches the d-dimensional weights (Kou et al. Lemma 5.2 / Def. 5.1).
+
+    ``X`` is (N, d), shared by all members, or (E, N, d), one data set per member (seeds that draw
+    their own data share the ensemble axis); ``y`` is (N,) or (E, N).
 
     ``observe(step, state, outputs)`` is called at recorded steps. ``state`` resumes a
     previous run (then step numbers continue from 0 of this call). With
@@ -224,30 +248,39 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
     """
     W0, c = hidden_readout(model)
     E, H, d = W0.shape
-    if X.dim() != 2 or X.shape[1] != d:
-        raise ValueError(f"gd_hidden needs shared inputs X of shape (N, {d}), got {tuple(X.shape)}")
+    if not isinstance(X, torch.Tensor) or not ((X.dim() == 2 and X.shape[1] == d)
+                                               or (X.dim() == 3 and X.shape[0] == E and X.shape[2] == d)):
+        raise ValueError(f"gd_hidden needs inputs X of shape (N, {d}) (shared) or ({E}, N, {d}) (per member), "
+                         f"got {tuple(getattr(X, 'shape', ()))}")
+    N = X.shape[-2]
+    if not isinstance(y, torch.Tensor) or y.shape not in ((N,), (E, N)):
+        raise ValueError(f"gd_hidden needs labels y of shape ({N},) or ({E}, {N}), got {tuple(getattr(y, 'shape', ()))}")
+    if not bool(torch.isfinite(X).all()):
+        raise ValueError("gd_hidden: X contains NaN or inf")
     eta = _lr(lr, E, W0)
-    N = X.shape[0]
-    gram = X @ X.T
     if state is None:
-        state = HiddenState(torch.zeros(E, H, N, dtype=W0.dtype, device=W0.device),
-                            W0 @ X.T, W0.clone(), X)
+        Zt0 = torch.matmul(X, W0.transpose(1, 2))  # (E, N, H)
+        state = HiddenState(torch.zeros_like(Zt0).transpose(1, 2), Zt0.transpose(1, 2), W0.clone(), X)
+    Ct, Zt = _nh_storage(state)
     rec = set(geometric_grid(steps) if record is None else record)
     traj = Trajectory()
     act = model.act
-    losses.per_sample(loss, state.Z[:1, :1, :1].sum(1) * 0, y[:1])  # validate the labels once
-    cr = c.unsqueeze(1)  # (E, 1, H): u = c·σ(Z) as one batched matmul
-    lr_c = -(eta.view(E, 1) * c).unsqueeze(-1) / N  # (E, H, 1)
-    gram_e = gram.expand(E, N, N)
-    s, h, dC = (torch.empty_like(state.Z) for _ in range(3))  # reused buffers: no per-step allocation
+    losses.per_sample(loss, torch.zeros_like(y), y)  # validate the labels once
+    c_row = c.unsqueeze(1)  # (E, 1, H)
+    step_size = (-eta / N).view(E, 1, 1)
+    gram_e = (X @ X.transpose(-1, -2)).expand(E, N, N).contiguous()  # shared Gram, or one per member
+    Z0t = Zt - torch.bmm(gram_e, Ct)  # Z(0)ᵀ (exactly Zt for a fresh state)
+    s, h = torch.empty_like(Zt), torch.empty_like(Zt)  # reused buffers: no per-step allocation
+    pl = act.kind == "pl"
     first = None
     for t in range(steps + 1):
-        act.slope_into(state.Z, s)
-        if act.kind == "pl":
-            torch.mul(state.Z, s, out=h)
+        act.slope_into(Zt, s)
+        s.mul_(c_row)  # c_h σ'(Z_{h,i})
+        if pl:
+            torch.mul(Zt, s, out=h)  # c_h σ(Z) = c_h σ'(Z) Z
         else:
-            h.copy_(act(state.Z))
-        u = torch.bmm(cr, h).squeeze(1)  # (E, N)
+            torch.mul(act(Zt), c_row, out=h)
+        u = h.sum(-1)  # (E, N)
         if t in rec or t % guard_every == 0 or t == steps:
             cur = losses.loss(loss, u, y)
             if first is None:
@@ -257,10 +290,8 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
                 traj._add(t, cur, observe(t, state, u) if observe else None)
         if t == steps:
             break
-        torch.mul(s, losses.derivative(loss, u, y, validate=False).unsqueeze(1), out=dC)
-        dC.mul_(lr_c)
-        state.C.add_(dC)
-        state.Z.baddbmm_(dC, gram_e)
+        Ct.addcmul_(s, losses.derivative(loss, u, y, validate=False).unsqueeze(-1) * step_size)  # C += dC
+        torch.baddbmm(Z0t, gram_e, Ct, out=Zt)  # Zᵀ = Z(0)ᵀ + G Cᵀ (G symmetric): Z = W Xᵀ with W = W(0) + C X
     if write_back:
         W = state.weights()
         if hasattr(model, "a"):
