@@ -11,7 +11,9 @@
 3. The same on CUDA when a GPU is present (skipped otherwise).
 
 ``--power-samples K`` / ``--loop-members K`` time the slow reference on K samples / members only
-and scale linearly (per-sample and per-member costs are independent); the JSON says so.
+and scale linearly (per-sample and per-member costs are independent); the JSON says so. ``--engines
+hidden`` skips the weight-space engine (its batched run is memory-bound on CPU: ~10 minutes).
+Both Jacobian methods are warmed up on two samples first (torch.func's one-time start-up).
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ def bench_jacobian(dev, power_samples: int, N=256, m=1024, d=784, seed=0) -> dic
     X = data.unit_sphere(N, d, generator=g, device=dev)
     act = models.acts.get("relu")
     f = lambda x: act(W @ x)  # noqa: E731
+    for method in ("lanczos", "power"):  # warm-up: torch.func's one-time start-up (~1 s) is not a per-call cost
+        jacobian.opnorm(f, X[:2], method=method, tol=1e-6, max_iter=3)
     t = time.perf_counter()
     exact = jacobian.two_layer_hidden_opnorm_exact(W, X, act)
     _sync(dev)
@@ -70,10 +74,13 @@ def _kou(dev, E, seed, n=10, d=784, m=100):
     return net, X, y
 
 
-def bench_ensemble(dev, steps: int, loop_members: int, E=64, seed=0) -> dict:
+ENGINES = {"weight": ("weight_space_gd", train.gd), "hidden": ("hidden_space_gd", train.gd_hidden)}
+
+
+def bench_ensemble(dev, steps: int, loop_members: int, E=64, seed=0, engines=("weight", "hidden")) -> dict:
     out = {"E": E, "n": 10, "d": 784, "m": 100, "steps": steps, "device": str(dev), "dtype": "float64"}
     lr = 10 * 10 * 100 / 10  # η = nm/(10 R_max²), R_max = 1
-    for name, engine in (("weight_space_gd", train.gd), ("hidden_space_gd", train.gd_hidden)):
+    for name, engine in (ENGINES[e] for e in engines):
         net, X, y = _kou(dev, E, seed)
         W0 = net.W.clone()
         t = time.perf_counter()
@@ -99,7 +106,13 @@ def main(argv=None) -> dict:
     ap.add_argument("--power-samples", type=int, default=256)
     ap.add_argument("--loop-members", type=int, default=64)
     ap.add_argument("--steps", type=int, default=10_000)
+    ap.add_argument("--engines", default="weight,hidden",
+                    help="GD engines to time, comma-separated: weight (autograd, W in R^{2m×d}), hidden (exact, "
+                         "coefficient space)")
     a = ap.parse_args(argv)
+    engines = tuple(e.strip() for e in a.engines.split(",") if e.strip())
+    if not engines or set(engines) - set(ENGINES):
+        ap.error(f"--engines takes a comma-separated subset of {sorted(ENGINES)}, got {a.engines!r}")
     res = {"torch": torch.__version__, "threads": torch.get_num_threads(), "machine": platform.machine(),
            "cpu": {}, "cuda": "skipped: no CUDA device" if not torch.cuda.is_available() else {}}
     devs = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
@@ -108,7 +121,7 @@ def main(argv=None) -> dict:
         if a.only in (None, "jacobian"):
             slot["jacobian"] = bench_jacobian(dev, a.power_samples)
         if a.only in (None, "ensemble"):
-            slot["ensemble_gd"] = bench_ensemble(dev, a.steps, a.loop_members)
+            slot["ensemble_gd"] = bench_ensemble(dev, a.steps, a.loop_members, engines=engines)
     print(json.dumps(res, indent=1))
     return res
 
