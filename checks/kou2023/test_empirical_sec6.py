@@ -7,7 +7,7 @@ MNIST in the paper).
 
 Synthetic (P1): the paper's §6 data (``fixtures.data.kou_section6``: n = 10, d = 784, μ ~ N(0, 10⁻⁴ I),
 x_i = y_i μ + ξ_i), m = 100, η = 0.1, 50 full-batch GD steps (batch 64 > n), each seed its own data and
-initialization draw (so seeds cannot share the ensemble axis: per-member data would need a core change).
+initialization draw; seeds × slopes run as one ensemble (per-member data and slopes, ``emp.slope_sweep``).
 P1 violates the theorems' hypotheses and 50 steps is pre-asymptotic; both are recorded. (ii) and (iii) are
 MNIST observations and are recorded as not applicable to P1.
 
@@ -52,8 +52,8 @@ def _gens(ctx, seed, tag):
             ctx.generator(CLAIM, {"init": tag, "seed": seed}))
 
 
-def _hyp_summary(runs) -> dict:
-    h = [r.hyp for r in runs]
+def _hyp_summary(h) -> dict:
+    """Hypothesis figures over a list of per-run reports (``ks.hypotheses``)."""
     return {"inside": all(x["inside"] for x in h), "C_data_R": [round(x["C_data_R"], 3) for x in h],
             "C_data (act-specific, worst)": min(x["C_data"] for x in h),
             "C_eta": min(x["C_eta"] for x in h), "C_sigma": min(x["C_sigma"] for x in h),
@@ -86,26 +86,27 @@ def _ordering_record(record, *, name, levels_name, lev, values, direction, extra
 
 
 # --- (i) slopes on P1 -------------------------------------------------------------------------------
+def _p1_sweep(ctx, tag, seeds, gammas, steps, record) -> dict:
+    """Seeds × slopes on P1 as one ensemble (``emp.slope_sweep``): seed s draws its own data and W(0) (shared
+    by its slopes); only the draws loop in Python, the training is one tensor program."""
+    cfg = emp.p1_config(gammas[0])
+    datas, W0s = [], []
+    for s in range(seeds):
+        dg, ig = _gens(ctx, s, tag)
+        data = ks.make_data(cfg, dg, device=ctx.device)
+        datas.append(data)
+        W0s.append(ks.make_net(cfg, data, ig).W[0])
+    return emp.slope_sweep(cfg, datas, W0s, gammas, steps=steps, record=record)
+
+
 @functools.lru_cache(maxsize=None)
 def _p1_slope_runs(ctx):
-    """srank(W_{+1}) (T, seeds, γ) at every step up to 50; within a seed all γ share data and W(0)."""
-    grid = list(range(STEPS + 1))
-    S, L, runs = [], [], []
-    for s in range(SEEDS):
-        row, lrow = [], []
-        for g in GAMMAS:
-            dg, ig = _gens(ctx, s, "slopes")
-            run = emp.p1_run(emp.p1_config(g), dg, ig, record=grid, device=ctx.device)
-            row.append(run.srank[:, 0, 0].cpu().numpy())
-            lrow.append(run.loss[:, 0].cpu().numpy())
-            if g == GAMMAS[1]:
-                runs.append(run)
-        S.append(np.stack(row, -1))
-        L.append(np.stack(lrow, -1))
-    return np.asarray(grid), np.stack(S, 1), np.stack(L, 1), runs
+    """srank(W_{+1}), loss (T, seeds, γ) at every step up to 50; within a seed all γ share data and W(0)."""
+    sw = _p1_sweep(ctx, "slopes", SEEDS, GAMMAS, STEPS, list(range(STEPS + 1)))
+    return sw["t"], sw["srank"], sw["loss"], sw["hyp"][GAMMAS[1]]
 
 
-def _slope_check(record, t, S, L, runs, name, config, hyp):
+def _slope_check(record, t, S, L, name, config, hyp):
     lev = np.repeat(np.asarray(GAMMAS)[None], S.shape[1], 0)
     area = np.array([[emp.area(t, S[:, s, g]) for g in range(len(GAMMAS))] for s in range(S.shape[1])])
     final = S[-1]
@@ -130,10 +131,10 @@ def test_slope_ordering_p1(ctx, record):
     """rem-6 (i), Fig. 1 on P1: over t ∈ [0, 50], larger γ ⇒ smaller area (1/50)∫srank dt ('decreases faster')
     and smaller srank(W_{+1}) at t = 50 ('settles lower'): Page's L test within seeds (5 seeds, own data
     each) at α = 0.01 for each. Companion: reversed γ labels must be rejected."""
-    t, S, L, runs = _p1_slope_runs(ctx)
+    t, S, L, hyps = _p1_slope_runs(ctx)
     config = {"data": "D-P (P1)", "n": 10, "d": 784, "m": 100, "eta": 0.1, "sigma0": 1e-3, "steps": STEPS,
-              "gammas": GAMMAS, "seeds": SEEDS, "alpha": ALPHA}
-    ok, rejected, tests = _slope_check(record, t, S, L, runs, "P1", config, _hyp_summary(runs))
+              "gammas": GAMMAS, "seeds": SEEDS, "alpha": ALPHA, "ensemble": f"{SEEDS} seeds × {len(GAMMAS)} slopes"}
+    ok, rejected, tests = _slope_check(record, t, S, L, "P1", config, _hyp_summary(hyps))
     assert rejected  # reversed γ labels are rejected
     assert ok, tests
 
@@ -143,17 +144,8 @@ def _p1_extended(ctx):
     """srank(W_{+1}) − 1 at T_ext for the leaky slopes, (SEEDS_EXT, leaky γ); each seed its own data/init."""
     T_ext = ctx.pick(quick=2000, full=20_000)
     gl = [g for g in GAMMAS if g > 0]
-    out, runs = [], []
-    for s in range(SEEDS_EXT):
-        row = []
-        for g in gl:
-            dg, ig = _gens(ctx, s, "extended")
-            run = emp.p1_run(emp.p1_config(g, steps=T_ext), dg, ig, record=[0, STEPS, T_ext], device=ctx.device)
-            row.append(float(run.srank[-1, 0, 0]) - 1)
-            if g == gl[0] and s < 3:
-                runs.append(run)
-        out.append(row)
-    return np.asarray(out), gl, T_ext, runs
+    sw = _p1_sweep(ctx, "extended", SEEDS_EXT, gl, T_ext, [0, STEPS, T_ext])
+    return sw["srank"][-1] - 1, gl, T_ext, sw["hyp"][gl[0]]
 
 
 @pytest.mark.claim(CLAIM)
@@ -166,7 +158,7 @@ def test_slope_ordering_extended_horizon_p1(ctx, record):
     every larger leaky slope must end with a smaller srank(W_{+1}) − 1: for each adjacent pair of leaky slopes
     an exact one-sided sign-flip test (16 seeds, own data each) of 'the larger γ is lower' must reject at α/3
     (Bonferroni over the three pairs). The reverse tests ('the larger γ is higher') are reported as evidence."""
-    gap, gl, T_ext, runs = _p1_extended(ctx)
+    gap, gl, T_ext, hyps = _p1_extended(ctx)
     a3 = ALPHA / (len(gl) - 1)
     down = [emp.paired_shift(gap[:, k + 1], gap[:, k], alpha=a3) for k in range(len(gl) - 1)]
     up = [emp.paired_shift(gap[:, k], gap[:, k + 1], alpha=a3) for k in range(len(gl) - 1)]
@@ -178,7 +170,7 @@ def test_slope_ordering_extended_horizon_p1(ctx, record):
     record("holds" if ok else "expected-failure", observed=max(r["p"] for r in down), bound=a3,
            config={"data": "D-P (P1)", "m": 100, "eta": 0.1, "sigma0": 1e-3, "steps": T_ext, "seeds": SEEDS_EXT,
                    "gammas": gl, "alpha": ALPHA, "test": "paired sign-flip per adjacent pair, Bonferroni α/3"},
-           hypotheses=_hyp_summary(runs),
+           hypotheses=_hyp_summary(hyps),
            table=[{"pair": nm, "seed-mean srank-1 (smaller γ)": float(gap[:, k].mean()),
                    "seed-mean srank-1 (larger γ)": float(gap[:, k + 1].mean()),
                    "p (larger γ lower)": down[k]["p"], "p (larger γ higher)": up[k]["p"],
@@ -215,31 +207,30 @@ def _task_grid():
     return list(range(STEPS + 1))
 
 
-def _task_hyp(run) -> dict:
-    return {**ks.hyp_row(run.hyp), "n_pos": run.hyp["n_pos"], "n_neg": run.hyp["n_neg"], "d": run.hyp["d"]}
+def _task_hyp(h) -> dict:
+    """Table figures of one hypothesis report (``ks.hypotheses``, e.g. ``run.hyp``)."""
+    return {**ks.hyp_row(h), "n_pos": h["n_pos"], "n_neg": h["n_neg"], "d": h["d"]}
 
 
 @functools.lru_cache(maxsize=None)
 def _digits_slope_runs(ctx):
+    """srank(W_{+1}), loss (T, seeds, γ) on the fixed digits task: initialization seeds × slopes in one ensemble
+    (within a seed all γ share W(0)); the hypothesis report of the γ = 0.1 members."""
     data = _digits_data(ctx)
-    S, L, runs = [], [], []
-    for g in GAMMAS:
-        cfg = emp.p1_config(g, emp.DIGITS, E=SEEDS)
-        run = emp.task_run(cfg, data, ctx.generator(CLAIM, cfg.key("digits-slopes-init")),
-                           sigma0s=[cfg.sigma0] * SEEDS, record=_task_grid())
-        S.append(run.srank[:, :, 0].cpu().numpy())
-        L.append(run.loss.cpu().numpy())
-        runs.append(run)
-    return np.asarray(_task_grid()), np.stack(S, -1), np.stack(L, -1), runs
+    cfg = emp.p1_config(GAMMAS[1], emp.DIGITS, E=SEEDS)
+    W0 = ks.make_net(cfg, data, ctx.generator(CLAIM, cfg.key("digits-slopes-init"))).W
+    sw = emp.slope_sweep(cfg, [data] * SEEDS, list(W0), GAMMAS, record=_task_grid())
+    return sw["t"], sw["srank"], sw["loss"], ks.hypotheses(cfg, data, W0, cfg.eta)
 
 
 @pytest.mark.claim(CLAIM)
 def test_slope_ordering_digits(ctx, record):
     """rem-6 (i) on the shipped digits task (3 vs 8, n = 50, d = 64, m = 100, σ₀ = 1e-3, η = 0.1, 50 steps):
     larger γ ⇒ smaller area and smaller srank(W_{+1}) at t = 50 (Page's L over 5 initialization seeds)."""
-    t, S, L, runs = _digits_slope_runs(ctx)
-    config = emp.DIGITS.as_dict() | {"gammas": GAMMAS, "seeds": SEEDS, "alpha": ALPHA, "source": "sklearn digits"}
-    ok, rejected, tests = _slope_check(record, t, S, L, runs, "digits 3 vs 8", config, _task_hyp(runs[1]))
+    t, S, L, hyp = _digits_slope_runs(ctx)
+    config = emp.DIGITS.as_dict() | {"gammas": GAMMAS, "seeds": SEEDS, "alpha": ALPHA, "source": "sklearn digits",
+                                     "ensemble": f"{SEEDS} seeds × {len(GAMMAS)} slopes"}
+    ok, rejected, tests = _slope_check(record, t, S, L, "digits 3 vs 8", config, _task_hyp(hyp))
     assert rejected
     assert ok, tests
 
@@ -300,7 +291,7 @@ def test_init_scale_ordering_digits(ctx, record, gamma):
     ok, rejected, tests = _ordering_record(
         record, name=f"digits 3 vs 8, {'ReLU' if gamma == 0 else f'leaky γ={gamma}'}", levels_name="σ₀",
         lev=lev, values={"srank(50)": final, "area": area}, direction="up", extra_table=table, config=config,
-        hyp=_task_hyp(run), series=ser,
+        hyp=_task_hyp(run.hyp), series=ser,
         note=(f"seed means srank(50) {np.round(final.mean(0), 4).tolist()} for σ₀={list(SIGMAS)} (std); with the "
               f"'weight variance' reading (std √σ₀) {np.round(Sv[-1].mean(0), 3).tolist()}, Page p={var_test['p']:.1e} "
               "(reported, not judged)"))

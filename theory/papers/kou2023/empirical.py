@@ -1,8 +1,10 @@
 """Kou et al. (2023) §6 / App. I empirical observations (claim kou2023/rem-6): runs and the tests that judge them.
 
-- :func:`p1_run`: one paper-§6 data draw (D-P, ``fixtures.data.kou_section6``) trained by exact
-  full-batch GD (the paper's batch 64 exceeds n = 10) with the shared coefficient-space runner
-  :func:`theory.papers.kou2023.setup.simulate`; several σ₀ can share the ensemble axis.
+- :func:`slope_sweep`: seeds × leaky slopes γ in one ensemble (observation (i), Fig. 1): every seed has its
+  own data draw (the paper's §6 D-P data, ``fixtures.data.kou_section6``, or a shared real task) and W(0),
+  shared by its γ values; trained by exact full-batch GD in coefficient space
+  (:func:`theory.sim.train.gd_hidden` with per-member inputs and :func:`theory.sim.activations.member_slopes`;
+  the paper's batch 64 exceeds n = 10, so its SGD is full-batch GD).
 - :func:`task_run`: the same protocol on a fixed real two-class task (shipped 8×8 digits, or MNIST from a
   local file): the data are shared, so initialization seeds × σ₀ go on the ensemble axis (one call).
 - :func:`area`: time-averaged stable rank (1/T)∫₀ᵀ srank(t) dt (trapezoid on the recorded grid),
@@ -24,6 +26,8 @@ from scipy import stats as st
 
 from fixtures import data as fdata
 from theory.papers.kou2023 import setup as ks
+from theory.sim import activations as acts
+from theory.sim import models, spectra, train
 from theory.stats import rank_trend
 
 # P1 (catalog "Standard configurations"): n = 10, d = 784, m = 100, η = 0.1, 50 GD steps.
@@ -41,12 +45,36 @@ def p1_config(gamma: float, base: ks.KouConfig = P1, **kw) -> ks.KouConfig:
     return base.replace(act="leaky_relu", gamma=float(gamma), **kw)
 
 
-def p1_run(cfg: ks.KouConfig, data_gen, init_gen, *, record, device=None, sigma0s=None):
-    """Train ``cfg`` on one D-P draw (``data_gen``) from one initialization draw (``init_gen``),
-    recording srank(W_j) at the steps ``record``. Returns the :class:`~setup.KouRun`."""
-    data = ks.make_data(cfg, data_gen, device=device)
-    net = ks.make_net(cfg, data, init_gen, sigma0s=sigma0s)
-    return ks.simulate(cfg, data, net, record=record, observe=("srank", "loss"), sigma0s=sigma0s)
+def slope_sweep(cfg: ks.KouConfig, datas, W0s, gammas, *, steps: int | None = None, record) -> dict:
+    """Seeds × slopes on one ensemble axis: seed s has data ``datas[s]`` (a :class:`~setup.KouData`; the same
+    object may repeat for a fixed task) and initial weights ``W0s[s]`` (2, m, d); each is trained with every
+    slope in ``gammas`` (0 = ReLU, σ'(0) = 1), member e = s·len(gammas) + k, with the step size ``cfg.eta`` for
+    ``steps`` (default ``cfg.steps``) exact GD steps. Returns ``srank`` (T, seeds, γ) of W_{+1} and ``loss``
+    (T, seeds, γ) at the steps ``record``, and ``hyp`` {γ: [hypothesis report per seed]} (cfg's act/γ
+    replaced by each slope)."""
+    if cfg.eta is None:
+        raise ValueError("slope_sweep needs a fixed step size cfg.eta")
+    S, G = len(datas), len(gammas)
+    if S == 0 or G == 0 or len(W0s) != S:
+        raise ValueError(f"slope_sweep needs ≥ 1 seed and slope and one W(0) per data set, got {S}, {G}, {len(W0s)}")
+    W0 = torch.stack([torch.as_tensor(w) for w in W0s])
+    if W0.shape[1:] != (2, cfg.m, cfg.d):
+        raise ValueError(f"W0s must be (2, {cfg.m}, {cfg.d}) each, got {tuple(W0.shape[1:])}")
+    rep = lambda t: t.repeat_interleave(G, 0)  # noqa: E731  (seed s → members s·G … s·G + G − 1)
+    X, y = rep(torch.stack([d.X for d in datas])), rep(torch.stack([d.y for d in datas]))
+    net = models.TwoClassNet(rep(W0).clone(), acts.member_slopes(list(gammas) * S))
+    m = cfg.m
+
+    def observe(_, state, u):
+        return {"srank": spectra.stable_rank(state.weights()[:, :m])}
+
+    traj, _ = train.gd_hidden(net, X, y, loss="logistic", lr=cfg.eta, steps=cfg.steps if steps is None else steps,
+                              record=record, observe=observe, write_back=False)
+    T = len(traj.steps)
+    hyp = {g: [ks.hypotheses(p1_config(g, cfg), d, w.unsqueeze(0), cfg.eta) for d, w in zip(datas, W0)]
+           for g in gammas}
+    return {"t": np.asarray(traj.steps), "srank": traj.stacked("srank").reshape(T, S, G).cpu().numpy(),
+            "loss": traj.loss_tensor().reshape(T, S, G).cpu().numpy(), "hyp": hyp}
 
 
 def task_data(X: torch.Tensor, labels: torch.Tensor, a: int, b: int, n: int, generator=None) -> ks.KouData:
