@@ -26,8 +26,9 @@ from scipy import stats as st
 
 from fixtures import data as fdata
 from theory.papers.kou2023 import setup as ks
+from theory.papers.kou2023.stable_rank import srank_from_gram
 from theory.sim import activations as acts
-from theory.sim import models, spectra, train
+from theory.sim import models, train
 from theory.stats import rank_trend
 
 # P1 (catalog "Standard configurations"): n = 10, d = 784, m = 100, η = 0.1, 50 GD steps.
@@ -66,7 +67,8 @@ def slope_sweep(cfg: ks.KouConfig, datas, W0s, gammas, *, steps: int | None = No
     m = cfg.m
 
     def observe(_, state, u):
-        return {"srank": spectra.stable_rank(state.weights()[:, :m])}
+        Wp = state.weights()[:, :m]  # W_{+1}: (E, m, d); its m×m Gram carries the spectrum (d-free eigensolve)
+        return {"srank": srank_from_gram(Wp @ Wp.transpose(-1, -2))}
 
     traj, _ = train.gd_hidden(net, X, y, loss="logistic", lr=cfg.eta, steps=cfg.steps if steps is None else steps,
                               record=record, observe=observe, write_back=False)

@@ -38,6 +38,7 @@ import torch
 
 from fixtures import data as fdata
 from theory.device import DEFAULT_DTYPE, get_device
+from theory.papers.kou2023.stable_rank import srank_and_norm_from_gram
 from theory.sim import models, train
 
 ACTIVATIONS = ("leaky_relu", "relu")
@@ -367,13 +368,6 @@ def coefficients(state: train.HiddenState, data: KouData, m: int) -> torch.Tenso
     return state.C.reshape(E, 2, m, -1) * data.norms2
 
 
-def _srank_from_gram(M: torch.Tensor):
-    """Stable rank and spectral norm from M Mᵀ (…, m, m) via its eigenvalues (d-free)."""
-    ev = torch.linalg.eigvalsh(M).clamp_min(0)
-    top = ev[..., -1]
-    return ev.sum(-1) / top, top.sqrt()
-
-
 def simulate(cfg: KouConfig, data: KouData, net: models.TwoClassNet, *, eta=None, steps: int | None = None,
              record=None, observe=OBSERVABLES, track: bool = False,
              every_step: Callable | None = None, sigma0s=None) -> KouRun:
@@ -471,11 +465,11 @@ def simulate(cfg: KouConfig, data: KouData, net: models.TwoClassNet, *, eta=None
                 if need_norm:
                     obs["norms"].append(W.norm(dim=-1))
                 if need_sr:
-                    sr, sp = _srank_from_gram(W.transpose(-1, -2) @ W)
+                    sr, sp = srank_and_norm_from_gram(W.transpose(-1, -2) @ W)
                     obs["srank"].append(sr)
                     obs["spec"].append(sp)
                     if t > 0:
-                        srd, spd = _srank_from_gram(dW.transpose(-1, -2) @ dW)
+                        srd, spd = srank_and_norm_from_gram(dW.transpose(-1, -2) @ dW)
                     else:
                         srd, spd = torch.full_like(sr, float("nan")), torch.zeros_like(sp)
                     obs["srank_delta"].append(srd)
@@ -488,11 +482,11 @@ def simulate(cfg: KouConfig, data: KouData, net: models.TwoClassNet, *, eta=None
                 if need_norm:
                     obs["norms"].append(WW.diagonal(dim1=-2, dim2=-1).clamp_min(0).sqrt())
                 if need_sr:
-                    sr, sp = _srank_from_gram(WW)
+                    sr, sp = srank_and_norm_from_gram(WW)
                     obs["srank"].append(sr)
                     obs["spec"].append(sp)
                     if t > 0:
-                        srd, spd = _srank_from_gram(D)
+                        srd, spd = srank_and_norm_from_gram(D)
                     else:
                         srd, spd = torch.full_like(sr, float("nan")), torch.zeros_like(sp)
                     obs["srank_delta"].append(srd)

@@ -20,10 +20,17 @@ from theory.stats import fit_affine
 
 
 # --- definition -------------------------------------------------------------------------------
+def srank_and_norm_from_gram(M: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(srank(W), ‖W‖₂) from the Gram matrix M = WWᵀ (…, m, m) by one eigendecomposition (d-free):
+    srank = tr(M)/λ_max(M) (def-srank), ‖W‖₂ = √λ_max(M)."""
+    ev = torch.linalg.eigvalsh(M).clamp_min(0)
+    top = ev[..., -1]
+    return ev.sum(-1) / top, top.sqrt()
+
+
 def srank_from_gram(M: torch.Tensor) -> torch.Tensor:
     """srank(W) = tr(WWᵀ)/λ_max(WWᵀ) from the Gram matrix M = WWᵀ (…, m, m) (def-srank)."""
-    ev = torch.linalg.eigvalsh(M)
-    return ev.clamp_min(0).sum(-1) / ev[..., -1]
+    return srank_and_norm_from_gram(M)[0]
 
 
 # --- fitting windows --------------------------------------------------------------------------
