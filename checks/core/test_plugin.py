@@ -9,7 +9,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _run(tmp_path, body, *args):
+def _run(tmp_path, body, *args, env=None):
     d = tmp_path / "checks" / "kou2023"
     d.mkdir(parents=True)
     (tmp_path / "checks" / "__init__.py").write_text("")
@@ -19,13 +19,24 @@ def _run(tmp_path, body, *args):
     cmd = [sys.executable, "-m", "pytest", "checks", "-q", "-p", "no:cacheprovider",
            "--report", str(tmp_path / "rep"), *args]
     return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
 
-def test_unknown_claim_is_a_collection_error(tmp_path):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_unknown_claim_is_a_collection_error(tmp_path, workers):
+    """With and without xdist (where an error raised in a worker would surface as a bare INTERNALERROR)."""
     bogus = "kou2023/" + "lem-77"  # built, not quoted, so the coverage tool does not count it as a reference
-    r = _run(tmp_path, f"import pytest\n@pytest.mark.claim('{bogus}')\ndef test_a():\n    pass\n")
-    assert r.returncode != 0 and f"unknown claim ID '{bogus}'" in r.stdout + r.stderr
+    r = _run(tmp_path, f"import pytest\n@pytest.mark.claim('{bogus}')\ndef test_a():\n    pass\n", *workers)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and f"unknown claim ID '{bogus}'" in out and "INTERNALERROR" not in out, out
+    assert "1 passed" not in out
+
+
+def test_missing_catalog_is_one_clear_error_under_xdist(tmp_path):
+    body = "import pytest\n@pytest.mark.claim('kou2023/lem-5.2')\ndef test_a():\n    pass\n"
+    r = _run(tmp_path, body, "-n", "2", env={"THEORY_CLAIMS_DIR": str(tmp_path / "no-catalog")})
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "claims catalog not found" in out and "INTERNALERROR" not in out, out
 
 
 def test_missing_claim_marker_is_an_error(tmp_path):

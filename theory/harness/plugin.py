@@ -88,12 +88,26 @@ def pytest_collection_modifyitems(session, config, items):
         for cid in ids:
             try:
                 _claims.get(cid)
-            except (ValueError, FileNotFoundError) as e:
+            except FileNotFoundError as e:  # no catalog at all: one message, not one per check
+                return _collection_error(session, config, items, str(e))
+            except ValueError as e:
                 problems.append(f"{item.nodeid}: {e}")
         if not harness_test:
             problems += [f"{item.nodeid}: {p}" for p in map(_xfail_problem, item.iter_markers("xfail")) if p]
     if problems:
-        raise pytest.UsageError("claim marker errors:\n  " + "\n  ".join(problems))
+        _collection_error(session, config, items, "claim marker errors:\n  " + "\n  ".join(problems))
+
+
+def _collection_error(session, config, items, msg: str) -> None:
+    """Stop the run at collection with ``msg``. Without xdist: a usage error (exit code 4). In an xdist
+    worker a raised error only reaches the controller as an INTERNALERROR without its text, so the worker
+    reports a failed collection instead (the controller prints it; nothing runs; exit code ≠ 0)."""
+    if getattr(config, "workerinput", None) is None:
+        raise pytest.UsageError(msg)
+    from _pytest.reports import CollectReport
+
+    session.ihook.pytest_collectreport(report=CollectReport("checks", "failed", msg, []))
+    items[:] = []
 
 
 def _xfail_problem(mark) -> str | None:
