@@ -5,7 +5,8 @@ vector to a vector (or scalar). Methods:
 
 - ``"lanczos"`` (default): batched Lanczos with full reorthogonalisation on
   JᵀJ (or JJᵀ, whichever side is smaller); matrix-vector products via
-  ``torch.func.vjp`` of ``vmap(f)`` and the vjp of that linear map (Jv), linearized once per active set. Stops per sample when the Ritz residual
+  ``torch.func.vjp`` of ``vmap(f)`` and the vjp of that linear map (Jv),
+  linearized once per active set. Stops per sample when the Ritz residual
   r and the Kato–Temple estimate r²/gap put the top eigenvalue within ``tol``
   (relative), or when the Krylov space is the whole space (then exact).
 - ``"power"``: the per-sample power iteration of Wang et al., Algorithm 2
@@ -23,7 +24,6 @@ import torch
 from torch.func import jacrev, jvp, vjp, vmap
 
 METHODS = ("lanczos", "power", "exact")
-REORTH_PASSES = 1  # one classical Gram–Schmidt pass against the whole basis after the three-term recurrence
 
 
 def _check_X(X: torch.Tensor) -> None:
@@ -99,8 +99,9 @@ def lanczos_top_eig(matvec: Callable[[torch.Tensor], torch.Tensor], n: int, N: i
         w = w - a[:, None] * Q[:, k]
         if k > 0:
             w = w - betas[:, k - 1, None] * Q[:, k - 1]
-        for _ in range(REORTH_PASSES):  # full reorthogonalisation (classical Gram–Schmidt)
-            w = w - torch.einsum("bk,bkn->bn", torch.einsum("bkn,bn->bk", Q[:, : k + 1], w), Q[:, : k + 1])
+        # full reorthogonalisation: one classical Gram–Schmidt pass against the whole basis (after the
+        # three-term recurrence above, a second pass changed neither iterations nor error in the bench)
+        w = w - torch.einsum("bk,bkn->bn", torch.einsum("bkn,bn->bk", Q[:, : k + 1], w), Q[:, : k + 1])
         b = w.norm(dim=-1)
         betas[:, k] = b
         if k % check_every == check_every - 1 or k == k_max - 1 or bool((b[act] <= 0).any()):

@@ -24,6 +24,7 @@ import torch
 
 from ..errors import DivergenceError
 from . import losses
+from .models import TwoClassNet, TwoLayerNet, check_inputs
 
 
 def geometric_grid(T: int, points: int = 40, *, start: int = 1, include_zero: bool = True) -> list[int]:
@@ -186,8 +187,6 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
 
 def hidden_readout(model):
     """(W as (E, H, d), readout c as (E, H)) so that f(x) = Σ_h c_h σ(⟨w_h, x⟩)."""
-    from .models import TwoClassNet, TwoLayerNet
-
     if isinstance(model, TwoLayerNet):
         return model.W, model.a
     if isinstance(model, TwoClassNet):
@@ -202,8 +201,8 @@ class HiddenState:
     """State of :func:`gd_hidden`: coefficients C (E, H, N), pre-activations Z (E, H, N).
 
     :func:`gd_hidden` keeps C and Z as (E, H, N) views of contiguous (E, N, H) storage: its hot
-    update Z += dC·G is then one batched GEMM with a long inner row (2–3× faster on CPU than in the
-    (E, H, N) layout); a state built by hand in any layout is converted on entry.
+    update Zᵀ = Z(0)ᵀ + G Cᵀ is then one batched GEMM with a long inner row (2–3× faster on CPU than in
+    the (E, H, N) layout); a state built by hand in any layout is converted on entry. ``X`` is (1 | E, N, d).
     """
 
     C: torch.Tensor
@@ -218,7 +217,7 @@ class HiddenState:
 
 def _nh_storage(state: HiddenState) -> tuple[torch.Tensor, torch.Tensor]:
     """(Cᵀ, Zᵀ) as contiguous (E, N, H) tensors whose transposes are ``state.C`` / ``state.Z``."""
-    out = []
+    out: list[torch.Tensor] = []
     for name in ("C", "Z"):
         T = getattr(state, name).transpose(1, 2)
         if not T.is_contiguous():
@@ -248,15 +247,10 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
     """
     W0, c = hidden_readout(model)
     E, H, d = W0.shape
-    if not isinstance(X, torch.Tensor) or not ((X.dim() == 2 and X.shape[1] == d)
-                                               or (X.dim() == 3 and X.shape[0] == E and X.shape[2] == d)):
-        raise ValueError(f"gd_hidden needs inputs X of shape (N, {d}) (shared) or ({E}, N, {d}) (per member), "
-                         f"got {tuple(getattr(X, 'shape', ()))}")
-    N = X.shape[-2]
+    X = check_inputs(X, E, d)  # (1 | E, N, d), finite
+    N = X.shape[1]
     if not isinstance(y, torch.Tensor) or y.shape not in ((N,), (E, N)):
         raise ValueError(f"gd_hidden needs labels y of shape ({N},) or ({E}, {N}), got {tuple(getattr(y, 'shape', ()))}")
-    if not bool(torch.isfinite(X).all()):
-        raise ValueError("gd_hidden: X contains NaN or inf")
     eta = _lr(lr, E, W0)
     if state is None:
         Zt0 = torch.matmul(X, W0.transpose(1, 2))  # (E, N, H)
