@@ -6,7 +6,7 @@ GD, Jacobian norms, spectra), :mod:`theory.records` (Measurement records),
 modules under :mod:`theory.papers` encode statements on top of the core.
 """
 from . import claims, device, records, seeding  # noqa: F401
-from .errors import ClaimViolation, DivergenceError, UnknownClaimError, assert_claim  # noqa: F401
+from .errors import ClaimViolation, DivergenceError, RegistryError, UnknownClaimError, assert_claim  # noqa: F401
 from .records import Measurement, verdict_for  # noqa: F401
 
 __version__ = "0.1.0"

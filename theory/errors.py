@@ -7,7 +7,11 @@ class DivergenceError(ValueError):
 
 
 class UnknownClaimError(ValueError):
-    """A claim ID that is not in the catalog under ../shared/claims."""
+    """A claim ID that no loaded claim registry holds."""
+
+
+class RegistryError(ValueError):
+    """A claim registry (``claims.toml``) that is missing, unreadable or malformed."""
 
 
 class ClaimViolation(AssertionError):

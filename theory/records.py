@@ -17,12 +17,23 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-VERDICTS = ("holds", "violated", "vacuous", "expected-failure", "not-applicable")
+from .claims import FINDING_TYPES, READINGS  # one list each, shared with the registries
+
+VERDICTS = ("holds", "violated", "vacuous", "expected-failure", "inconclusive", "not-applicable")
+# READINGS (how a record reads the paper): only "as-stated" records (the statement as printed, under the paper's
+# hypotheses) give a claim its verdict; the others (a strict reading of "≲", a sentence of the abstract, a proof
+# step, a reconstruction, runs outside the hypotheses) are shown beside it, never counted against the paper.
+# FINDING_TYPES: every record whose verdict is one of these carries one; "loose" may also qualify a "holds".
+NEEDS_FINDING_TYPE = ("expected-failure", "vacuous", "inconclusive")
+# "test": some data would make the record fail (evidence for the claim). "identity": it holds for any numbers
+# (an algebraic identity, Cauchy–Schwarz, a construction true by design): a consistency check of the code,
+# never on its own evidence that the paper is right.
+EVIDENCE = ("test", "identity")
 # "check": a measurement of the claim. "companion": a wrong version of the claim (tightened constant,
 # flipped sign, perturbed identity) run through the same check; its verdict is "holds" when the check
 # rejected the wrong version and "violated" when it did not (the check is then too weak to fail).
 ROLES = ("check", "companion")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: registry snapshot and per-claim section (verdicts, readings, parts)
 
 
 def _jsonable(x: Any) -> Any:
@@ -74,11 +85,15 @@ class Measurement:
     device: str = ""
     seed: int | None = None
     role: str = "check"
+    reading: str = "as-stated"
+    finding_type: str = ""
+    evidence: str = "test"
+    covers: list = field(default_factory=list)
 
     def __post_init__(self):
         from .claims import get
 
-        get(self.claim)  # unknown claim ID -> UnknownClaimError
+        entry = get(self.claim)  # unknown claim ID -> UnknownClaimError
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
         if self.role not in ROLES:
@@ -88,6 +103,20 @@ class Measurement:
                              f"'violated' (not rejected), got {self.verdict!r}")
         if self.verdict == "expected-failure" and not self.finding:
             raise ValueError(f"{self.claim}: an expected-failure record must state its finding")
+        if self.reading not in READINGS:
+            raise ValueError(f"{self.claim}: reading {self.reading!r} is not one of {READINGS}")
+        if self.evidence not in EVIDENCE:
+            raise ValueError(f"{self.claim}: evidence {self.evidence!r} is not one of {EVIDENCE}")
+        if self.finding_type and self.finding_type not in FINDING_TYPES:
+            raise ValueError(f"{self.claim}: finding_type {self.finding_type!r} is not one of {FINDING_TYPES}")
+        if self.role == "check" and self.verdict in NEEDS_FINDING_TYPE and not self.finding_type:
+            raise ValueError(f"{self.claim}: a {self.verdict!r} record needs finding_type= (one of {FINDING_TYPES})")
+        if not isinstance(self.covers, (list, tuple)) or not all(isinstance(c, str) for c in self.covers):
+            raise ValueError(f"{self.claim}: covers must be a list of part names of the registry entry")
+        unknown = [c for c in self.covers if c not in entry.parts]
+        if unknown:
+            raise ValueError(f"{self.claim}: covers names {unknown}, not parts of its registry entry {list(entry.parts)}")
+        self.covers = list(self.covers)
         if self.ratio is None and _is_num(self.observed) and _is_num(self.bound) and float(self.bound) != 0:
             self.ratio = float(self.observed) / float(self.bound)
 
@@ -169,13 +198,25 @@ def atomic_write(path: os.PathLike | str, text: str) -> None:
         raise
 
 
-def merge(records_dir: os.PathLike | str, out_path: os.PathLike | str, run: dict | None = None) -> dict:
-    """Merge per-process JSONL records into ``results.json`` (schema in reports/README.md)."""
-    doc = {
+def collect(records_dir: os.PathLike | str, run: dict | None = None) -> dict:
+    """The results document of per-process JSONL records (schema in reports/README.md), not yet written."""
+    return {
         "schema": SCHEMA_VERSION,
         "run": _jsonable(run or {}),
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "records": read_records(records_dir),
     }
-    atomic_write(out_path, json.dumps(doc, indent=1, sort_keys=True))
+
+
+def write_results(doc: dict, out_path: os.PathLike | str) -> None:
+    """Write a results document atomically."""
+    atomic_write(out_path, json.dumps(_jsonable(doc), indent=1, sort_keys=True))
+
+
+def merge(records_dir: os.PathLike | str, out_path: os.PathLike | str, run: dict | None = None) -> dict:
+    """Merge per-process JSONL records into ``results.json`` with the registry snapshot and claims section."""
+    from .report import complete
+
+    doc = complete(collect(records_dir, run))
+    write_results(doc, out_path)
     return doc

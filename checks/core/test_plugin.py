@@ -32,11 +32,24 @@ def test_unknown_claim_is_a_collection_error(tmp_path, workers):
     assert "1 passed" not in out
 
 
-def test_missing_catalog_is_one_clear_error_under_xdist(tmp_path):
+@pytest.mark.parametrize("how", ["option", "env"])
+def test_missing_extra_registry_is_one_clear_usage_error_under_xdist(tmp_path, how):
     body = "import pytest\n@pytest.mark.claim('kou2023/lem-5.2')\ndef test_a():\n    pass\n"
-    r = _run(tmp_path, body, "-n", "2", env={"THEORY_CLAIMS_DIR": str(tmp_path / "no-catalog")})
+    missing = str(tmp_path / "no-registry")
+    r = _run(tmp_path, body, "-n", "2", *(["--claims", missing] if how == "option" else []),
+             env={"THEORY_CLAIMS_PATH": missing} if how == "env" else None)
     out = r.stdout + r.stderr
-    assert r.returncode != 0 and "claims catalog not found" in out and "INTERNALERROR" not in out, out
+    assert r.returncode == 4 and f"no claim registry at {missing}" in out and "INTERNALERROR" not in out, out
+
+
+def test_malformed_registry_names_the_file_and_entry(tmp_path):
+    reg = tmp_path / "reg" / "claims.toml"
+    reg.parent.mkdir()
+    reg.write_text('[paper]\nid = "smith2026"\nauthors = ["A"]\ntitle = "T"\nvenue = "V"\nyear = 2026\n'
+                   '[[claim]]\nid = "smith2026/lem-1"\ntitle = "t"\n')
+    r = _run(tmp_path, "def test_a():\n    pass\n", "--claims", str(reg))
+    out = r.stdout + r.stderr
+    assert r.returncode == 4 and f"claim registry {reg}, entry 'smith2026/lem-1'" in out and "'kind'" in out, out
 
 
 def test_missing_claim_marker_is_an_error(tmp_path):
@@ -93,3 +106,19 @@ def test_a_failed_control_inside_an_expected_failure_is_a_failure(tmp_path):
             "def test_a():\n    assert 1 > 2, 'control'\n")
     r = _run(tmp_path, body)
     assert r.returncode == 1 and "1 failed" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("args,env,msg", [
+    (["--device", "cuda"], None, "device 'cuda' requested but torch.cuda.is_available() is False"),
+    ([], {"THEORY_MNIST": "/nonexistent/mnist.npz"}, "local data file not found: $THEORY_MNIST=/nonexistent"),
+    (["--profile", "huge"], None, "invalid choice: 'huge'"),
+])
+def test_bad_options_and_environment_are_one_line_usage_errors(tmp_path, args, env, msg):
+    import torch
+
+    if "cuda" in args and torch.cuda.is_available():
+        pytest.skip("CUDA is present here: --device cuda is valid")
+    body = "import pytest\n@pytest.mark.claim('kou2023/lem-5.2')\ndef test_a():\n    pass\n"
+    r = _run(tmp_path, body, *args, env=env)
+    out = r.stdout + r.stderr
+    assert r.returncode == 4 and msg in out and "INTERNALERROR" not in out and "Traceback" not in out, out

@@ -1,9 +1,26 @@
-"""Synthetic results documents for the report tests: real catalog IDs, every verdict, series, tables."""
+"""Synthetic results documents for the report tests: real registry IDs, every verdict, series, tables.
+
+The document carries its own registry snapshot: the packaged one with ``parts``, ``identity`` and reviews
+cleared, so the tests of the page do not move when a registry entry gains parts; :func:`registry` lets a
+test set them on purpose.
+"""
 from __future__ import annotations
 
+import copy
 import math
 
 from theory.records import Measurement, _jsonable
+from theory.report import registry_info
+
+
+def registry(**entries) -> dict:
+    """The packaged registry snapshot, neutralised, with ``entries`` ({claim ID: {field: value}}) applied."""
+    reg = copy.deepcopy(registry_info.snapshot())
+    for c in reg["claims"].values():
+        c.update(parts=[], identity=False, review={})
+    for cid, fields in entries.items():
+        reg["claims"][cid].update(fields)
+    return reg
 
 RUN = {"profile": "quick", "seed": 0, "device": "cpu", "device_name": "x86_64", "torch": "2.x", "python": "3.11",
        "machine": "testbox", "platform": "Linux", "cpus": 2, "workers": 2, "args": ["checks", "-n", "2"],
@@ -25,7 +42,7 @@ def records() -> list[dict]:
                                    "ylabel": "gap", "logx": True, "plot": "gaps"},
                      "lower gap": {"x": t, "y": [math.log(1 + v) / 20 for v in t], "xlabel": "t",
                                    "ylabel": "gap", "logx": True, "plot": "gaps"}}),
-        _rec("kou2023/lem-5.3", "expected-failure", observed=35, bound=0, ratio=None,
+        _rec("kou2023/lem-5.3", "expected-failure", observed=35, bound=0, ratio=None, finding_type="typo",
              finding="The printed upper bound uses exp(-x0) instead of exp(x0); it fails for 35 of 60 "
                      "sequences with x0>0.", config={"sequences": 60}),
         _rec("kou2023/lem-C.3", "holds", observed=-1.98, bound=-1.0, tightness="fitted exponent vs stated",
@@ -38,7 +55,7 @@ def records() -> list[dict]:
         _rec("wang2024/thm-4.5", "holds", observed=1e-13, bound=1e-12),
         _rec("wang2024/thm-4.5", "violated", observed=2.0, bound=1.0, tightness="observed / bound",
              config={"model": "mlp"}),
-        _rec("bantzis2025/prop-3.2", "vacuous", observed=0.99, bound=1.0,
+        _rec("bantzis2025/prop-3.2", "vacuous", observed=0.99, bound=1.0, finding_type="vacuous",
              finding="The bound holds but equals the trivial one on the plateau data set."),
         _rec("zhu2022/rem-D.2", "not-applicable", note="A remark with no checkable content."),
         # companions: wrong versions run through the check (rejected: "holds"; not rejected: "violated")
@@ -56,13 +73,14 @@ def records() -> list[dict]:
     return out
 
 
-def doc(extra_records=(), **run) -> dict:
+def doc(extra_records=(), registry_entries=None, **run) -> dict:
     tests = {"checks/bantzis2025/test_synth.py::test_crash": {"outcome": "failed", "seconds": 0.1,
                                                              "claims": ["bantzis2025/ex-1"], "records": {},
                                                              "message": "RuntimeError: boom"},
              "checks/zhu2022/test_synth.py::test_failed_after_record": {
                  "outcome": "failed", "seconds": 0.1, "claims": ["zhu2022/lem-5"],
                  "records": {"zhu2022/lem-5:holds": 1}, "message": "AssertionError: assert 0.5 < 0.4"}}
-    return {"schema": 1, "generated": "2026-01-01T00:00:12+00:00",
+    return {"schema": 2, "generated": "2026-01-01T00:00:12+00:00",
             "run": _jsonable(dict(RUN, tests=tests, **run)),
+            "registry": registry(**(registry_entries or {})),
             "records": records() + list(extra_records)}

@@ -5,7 +5,10 @@ import json
 
 import pytest
 
-from theory import __main__ as cli
+import argparse
+
+from theory import cli
+from theory.cli import run_report
 
 from . import _synthetic
 
@@ -31,8 +34,8 @@ def test_report_runs_pytest_checks_with_the_options(tmp_path, monkeypatch, capsy
 
 
 def test_single_process_drops_xdist(tmp_path):
-    ns = cli.argparse.Namespace(out=str(tmp_path), profile="quick", device="auto", seed=0, n="1", k=None)
-    assert "-n" not in cli.pytest_args(ns, [])
+    ns = argparse.Namespace(out=str(tmp_path), profile="quick", device="auto", seed=0, n="1", k=None, claims=[])
+    assert "-n" not in run_report.pytest_args(ns, [])
 
 
 def test_render_rebuilds_from_results_json(tmp_path, capsys):

@@ -35,6 +35,9 @@ def pytest_addoption(parser):
     g.addoption("--profile", default="quick", choices=PROFILES, help="quick (CPU-sized) or full (paper scale)")
     g.addoption("--seed", type=int, default=0, help="global seed offset")
     g.addoption("--report", default="reports", help="directory for results.json and index.html ('none': off)")
+    g.addoption("--claims", action="append", default=[], metavar="PATH",
+                help="an extra claim registry: a claims.toml or a folder holding them (repeatable; also "
+                     "$THEORY_CLAIMS_PATH, paths separated by os.pathsep)")
     g.addoption("--theory-progress", action="store_true", default=False,
                 help="print one line per finished check: claim IDs, verdicts recorded, outcome, seconds")
 
@@ -53,8 +56,13 @@ def _report_dir(config) -> pathlib.Path | None:
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "claim(id): catalog claim ID this check encodes")
-    dev = _device.resolve(config.getoption("--device"), _worker_index(config))
+    config.addinivalue_line("markers", "claim(id): claim ID of a registry (theory/papers/*/claims.toml, --claims)")
+    try:  # bad options and environment are one-line usage errors, never an INTERNALERROR traceback
+        dev = _device.resolve(config.getoption("--device"), _worker_index(config))
+        _claims.add_registries(config.getoption("--claims"))
+        _claims.catalog()
+    except ValueError as e:  # includes RegistryError
+        raise pytest.UsageError(str(e)) from None
     _device.set_device(dev)
     winput = getattr(config, "workerinput", None)
     if dev.type == "cpu" and winput is not None:  # xdist: share the cores, do not oversubscribe
@@ -88,8 +96,6 @@ def pytest_collection_modifyitems(session, config, items):
         for cid in ids:
             try:
                 _claims.get(cid)
-            except FileNotFoundError as e:  # no catalog at all: one message, not one per check
-                return _collection_error(session, config, items, str(e))
             except ValueError as e:
                 problems.append(f"{item.nodeid}: {e}")
         if not harness_test:
@@ -176,6 +182,7 @@ def run_metadata(config) -> dict:
         "args": list(config.invocation_params.args),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "seconds": round(time.time() - getattr(config, "_theory_start", time.time()), 1),
+        "registries": list(_claims.sources()), "registry_digest": _claims.digest(),
     }
 
 

@@ -2,9 +2,9 @@
 
 ``build(doc, outdir)`` writes ``outdir/index.html`` (atomically: a crash never leaves
 a truncated page in place of the previous one) from a merged ``results.json``
-document. Modules: :mod:`.catalog_info` (catalog fields per claim), :mod:`.summary`
-(per-claim verdict and headline figure), :mod:`.plots` (deterministic inline SVG),
-:mod:`.text` (catalog markdown to HTML), :mod:`.page` (the document).
+document. Modules: :mod:`.registry_info` (the registry snapshot a run is judged against),
+:mod:`.summary` (per-claim verdict and headline figure), :mod:`.plots` (deterministic inline SVG),
+:mod:`.text` (registry markdown to HTML), :mod:`.page` (the document).
 """
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ import json
 import pathlib
 
 from ..records import atomic_write
-from . import page, summary
+from . import page, registry_info, summary
+
+
+def complete(doc: dict) -> dict:
+    """Add the registry snapshot (when absent) and the per-claim ``claims`` section to a results document."""
+    doc.setdefault("registry", registry_info.snapshot())
+    doc["claims"] = summary.claims_section(summary.build_rows(doc))
+    return doc
 
 
 def render(doc: dict) -> str:

@@ -11,12 +11,18 @@ from collections import Counter
 
 from . import plots
 from .fmt import fmt, kv
+from .registry_info import papers_of
 from .summary import LABELS, SEVERITY, VERDICT_RULE, ClaimRow, counts, num, tightness_text
 from .text import esc, md, md_inline
 
 MAX_TABLE_ROWS = 120
 MAX_FIGURES_PER_CLAIM = 24
-ORDER = ("holds", "violated", "vacuous", "expected-failure", "not-applicable", "error", "not-encoded")
+ORDER = ("holds", "holds-identity", "holds-in-part", "consistency", "violated", "vacuous", "expected-failure",
+         "inconclusive", "not-applicable", "error", "not-encoded")
+# Finding types in the order the Findings section lists them (theory.claims.FINDING_TYPES).
+TYPE_LABELS = {"false-as-stated": "False as stated", "typo": "Typo", "missing-hypothesis": "Missing hypothesis",
+               "proof-gap": "Proof gap", "loose": "Loose", "vacuous": "Vacuous", "inconclusive": "Inconclusive",
+               "outside-hypotheses": "Outside the hypotheses", "": "Untyped"}
 RUN_LABELS = {"date": "run date (UTC)", "seconds": "total time (s)", "device_name": "device name",
               "exitstatus": "pytest exit status", "args": "pytest arguments"}
 EXIT = {0: "all tests passed", 1: "some tests failed", 2: "interrupted", 3: "internal error",
@@ -35,7 +41,10 @@ tr.paper-sep td{background:#fafafa;font-weight:bold}
 .v-holds{background:#d8f3dc;color:#1b5e20}.v-violated{background:#ffd6d6;color:#8b0000}
 .v-vacuous{background:#fff1c2;color:#6d5200}.v-expected-failure{background:#e8dcff;color:#4a148c}
 .v-not-applicable{background:#e6eef7;color:#234}.v-not-encoded{background:#eee;color:#555}
-.v-error{background:#ff9e9e;color:#5a0000}
+.v-error{background:#ff9e9e;color:#5a0000}.v-holds-identity{background:#e3f1e5;color:#2e6b35}
+.v-holds-in-part{background:#eef7d8;color:#44600f}.v-consistency{background:#f0f0e4;color:#555522}
+.v-inconclusive{background:#eef0f3;color:#445}.reading{border-left:4px solid #90a4ae;background:#f5f7f8;padding:.3em .8em;margin:.4em 0}
+.quote{font-style:italic;color:#333}
 .counts span{margin-right:.6em}.meta td:first-child{font-weight:600;white-space:nowrap}
 .math{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.9em;color:#0b3d6e;background:#f4f8fc;
 padding:0 2px;border-radius:3px}.math.display{display:block;margin:.4em 0;padding:.3em .6em;white-space:pre-wrap;
@@ -105,13 +114,17 @@ def render(doc: dict, rows: list[ClaimRow]) -> str:
     parts.append(_summary(rows))
     parts.append(_findings(rows))
     parts.append('<h2 id="claims">Claims</h2>')
+    bib = papers_of(doc)
     for p in papers:
         parts.append(f'<h3 id="paper-{esc(p)}">{esc(p)}</h3>')
+        if p in bib:
+            parts.append(f'<p class="small">{md_inline(bib[p].citation())}</p>'
+                         + (f'<details><summary>Source text</summary>{md(bib[p].source)}</details>' if bib[p].source else ""))
         for r in rows:
             if r.info.paper == p:
                 parts.append(_claim(r, figs))
     parts.append(f'<footer class="small"><p>results.json schema {esc(doc.get("schema", "?"))}, generated '
-                 f'{esc(doc.get("generated", ""))}. Statements show the catalog\'s LaTeX source as text.</p></footer>')
+                 f'{esc(doc.get("generated", ""))}. Statements (from the claim registries) show their LaTeX source as text.</p></footer>')
     parts.append(f"<script>{JS}</script></body></html>\n")
     return "\n".join(parts)
 
@@ -152,7 +165,7 @@ def _header(doc, rows, papers) -> str:
 
 def _summary(rows) -> str:
     head = ["Claim", "Paper", "Title", "Kind", "Verdict", "Tightness", "Configuration", "Time (s)"]
-    out = ['<h2 id="summary">Summary</h2><p class="small">Grouped by paper in catalog order; '
+    out = ['<h2 id="summary">Summary</h2><p class="small">Grouped by paper in registry order; '
            'click a column header to sort.</p><div class="scroll">',
            '<table id="summary-table" class="sortable"><thead><tr>'
            + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
@@ -173,10 +186,20 @@ def _summary(rows) -> str:
         if tried:
             flag += (f'<br><span class="small{"" if ok == tried else " err"}" title="companion tests: wrong versions '
                      f'of the claim run through the same check">{ok}/{tried} wrong versions rejected</span>')
+        if r.finding_types:
+            flag += f'<br><span class="small">{esc(", ".join(TYPE_LABELS.get(t, t) for t in r.finding_types))}</span>'
+        if r.untested:
+            flag += f'<br><span class="small">untested: {esc(", ".join(r.untested))}</span>'
+        if r.other_readings:
+            flag += (f'<br><span class="small">beside: ' + esc(", ".join(sorted(
+                f'{x.get("reading")} {LABELS.get(x.get("verdict"), x.get("verdict"))}' for x in r.other_readings)))
+                + "</span>")
         sort_t = num((h or {}).get("ratio"))
         out.append(
             f'<tr class="row" data-claim="{esc(r.id)}"><td data-sort="{i:05d}"><a href="#{anchor(r.id)}">{esc(r.id)}</a></td>'
-            f'<td data-sort="{i:05d}">{esc(r.info.paper)}</td><td>{md_inline(r.info.title)}</td><td>{esc(r.info.kind)}</td>'
+            f'<td data-sort="{i:05d}">{esc(r.info.paper)}</td><td>{md_inline(r.info.title)}'
+            f'{"<br><span class=small>" + md_inline(r.info.where) + "</span>" if r.info.where else ""}</td>'
+            f'<td>{esc(r.info.kind)}</td>'
             f'<td data-sort="{SEVERITY.get(r.verdict, 0)}">{badge(r.verdict)}{flag}</td>'
             f'<td data-sort="{"" if sort_t is None else repr(sort_t)}" title="{esc(desc)}">{esc(tight)}'
             f'{"<br><span class=small>" + esc(fmt(desc, 90)) + "</span>" if desc else ""}'
@@ -187,19 +210,47 @@ def _summary(rows) -> str:
 
 
 def _findings(rows) -> str:
-    items = []
+    """Findings grouped by type; each quotes what it tests (from the registry) and where it stands."""
+    groups: dict[str, list[str]] = {}
+    beside: list[str] = []
     for r in rows:
         seen = set()
         for rec in r.findings:
-            f = rec["finding"]
-            if f in seen:
+            if rec.get("role") == "companion" or rec["finding"] in seen:
                 continue
-            seen.add(f)
-            items.append(f'<li>{badge(rec.get("verdict", ""))} <a href="#{anchor(r.id)}">{esc(r.id)}</a> — '
-                         f'{_short(f)}<span class="small"> Evidence: {esc(_evidence(rec))}</span></li>')
-    body = "<ul>" + "\n".join(items) + "</ul>" if items else "<p>No findings in this run.</p>"
-    return ('<h2 id="findings">Findings</h2><p class="small">Where the paper (or the catalog) is wrong or loose: '
-            'expected failures (the check asserts the printed statement and it fails) and vacuous bounds.</p>' + body)
+            seen.add(rec["finding"])
+            item = _finding_item(r, rec)
+            if rec.get("reading", "as-stated") == "as-stated":
+                groups.setdefault(rec.get("finding_type", ""), []).append(item)
+            else:
+                beside.append(item)
+    out = ['<h2 id="findings">Findings</h2><p class="small">What the checks found wrong, loose, vacuous or '
+           'untestable in the papers, grouped by type. Each finding quotes the sentence it tests and where it '
+           'stands in the paper. Only readings of the statement as printed, under its hypotheses, count; other '
+           'readings are listed last and never counted against the paper.</p>']
+    order = list(TYPE_LABELS)
+    for t in sorted(groups, key=lambda t: order.index(t) if t in order else len(order)):
+        out.append(f'<h3 id="findings-{esc(t or "untyped")}">{esc(TYPE_LABELS.get(t, t))} ({len(groups[t])})</h3>'
+                   "<ul>" + "\n".join(groups[t]) + "</ul>")
+    if beside:
+        out.append(f'<h3 id="findings-other-readings">Other readings, shown beside the verdicts ({len(beside)})</h3>'
+                   "<ul>" + "\n".join(beside) + "</ul>")
+    if not groups and not beside:
+        out.append("<p>No findings in this run.</p>")
+    return "\n".join(out)
+
+
+def _finding_item(r: ClaimRow, rec: dict) -> str:
+    quote = r.info.review.get("quote") or r.info.quote
+    reading = rec.get("reading", "as-stated")
+    hyp = rec.get("hypotheses") or {}
+    return (f'<li>{badge(rec.get("verdict", ""))} <a href="#{anchor(r.id)}">{esc(r.id)}</a>'
+            f'{" <span class=small>(" + esc(r.info.where) + ")</span>" if r.info.where else ""}'
+            f'{" <span class=small>reading: " + esc(reading) + "</span>" if reading != "as-stated" else ""} — '
+            f'{_short(rec["finding"])}'
+            f'{"<div class=quote>Tested: " + md_inline(quote) + "</div>" if quote else ""}'
+            f'{"<span class=small> Hypotheses in the runs: " + esc(kv(hyp, 40)) + ".</span>" if hyp else ""}'
+            f'<span class="small"> Evidence: {esc(_evidence(rec))}</span></li>')
 
 
 def _short(text: str) -> str:
@@ -223,22 +274,41 @@ def _claim(r: ClaimRow, figs: Figures) -> str:
     ci = r.info
     out = [f'<section class="claim" id="{anchor(r.id)}"><h4>{badge(r.verdict)} <code>{esc(r.id)}</code> — '
            f'{md_inline(ci.title)}</h4>']
-    sub = [f"kind: {esc(ci.kind or '—')}"]
-    if ci.checkable:
-        sub.append(f"numerically checkable (catalog): {md_inline(ci.checkable)}")
+    sub = [f"where: {md_inline(ci.where)}" if ci.where else "", f"kind: {esc(ci.kind or '—')}",
+           f"numerically checkable: {esc(ci.checkable)}" if ci.checkable else ""]
+    if ci.reading != "as-stated":
+        sub.append(f"a {esc(ci.reading)} reading of <code>{esc(ci.reading_of)}</code>")
     if r.seconds is not None:
         sub.append(f"time {r.seconds:.2f} s")
-    out.append('<p class="sub">' + " · ".join(sub) + ' · <a href="#summary">summary ↑</a></p>')
+    out.append('<p class="sub">' + " · ".join(x for x in sub if x) + ' · <a href="#summary">summary ↑</a></p>')
     if r.reason:
         out.append(f'<p class="reason">{"Not encoded" if r.verdict == "not-encoded" else "Not applicable"}: '
                    f'{esc(r.reason)}</p>')
     stmt = md(ci.statement)
     if r.verdict == "not-encoded":
-        out.append(f"<details><summary>{esc(ci.statement_label or 'Statement')}</summary>{stmt}</details>")
+        out.append(f"<details><summary>Statement</summary>{stmt}</details>")
     else:
-        out.append(f'<div class="statement"><strong>{esc(ci.statement_label or "Statement")}.</strong> {stmt}</div>')
-        if ci.hypotheses:
-            out.append(f"<details><summary>Hypotheses and constants (catalog)</summary>{md(ci.hypotheses)}</details>")
+        out.append(f'<div class="statement"><strong>Statement.</strong> {stmt}</div>')
+        if ci.quote:
+            out.append(f'<div class="quote">Sentence tested: {md_inline(ci.quote)}</div>')
+        for label, text in (("Hypotheses", ci.hypotheses), ("What the check measures", ci.measures),
+                            ("Why not (fully) checkable", ci.why)):
+            if text:
+                out.append(f"<details><summary>{label}</summary>{md(text)}</details>")
+    if ci.parts:
+        out.append('<p class="small">Parts of the statement: ' + ", ".join(
+            f'{esc(p)}{" <span class=err>(untested)</span>" if p in r.untested else ""}' for p in ci.parts) + "</p>")
+    if ci.review:
+        rv = ci.review
+        out.append('<details class="reading"><summary>Review of the verdict: '
+                   f'{esc(TYPE_LABELS.get(rv.get("type", ""), rv.get("type", "")))}, reading '
+                   f'{esc(rv.get("reading", "as-stated"))}</summary>'
+                   + "".join(f"<p><strong>{esc(k)}.</strong> {md_inline(rv[k])}</p>"
+                             for k in ("quote", "referee", "size") if rv.get(k)) + "</details>")
+    for rec in r.other_readings:
+        out.append(f'<div class="reading">Beside the verdict — {esc(rec.get("reading"))} reading: '
+                   f'{badge(rec.get("verdict", ""))}{" " + esc(rec.get("finding_type")) if rec.get("finding_type") else ""}'
+                   f' <span class="small"><code>{esc(rec.get("test", ""))}</code></span></div>')
     if r.tests:
         out.append('<details class="tests"><summary>Tests (' + str(len(r.tests)) + ")</summary><ul>" + "".join(
             f"<li><code>{esc(t['nodeid'])}</code>: {esc(t.get('outcome', '?'))}"
@@ -246,7 +316,8 @@ def _claim(r: ClaimRow, figs: Figures) -> str:
             for t in r.tests) + "</ul></details>")
     for rec in r.findings:
         cls = "finding vacuous" if rec.get("verdict") == "vacuous" else "finding"
-        out.append(f'<div class="{cls}"><strong>Finding.</strong> {_short(rec["finding"])}</div>')
+        kind = TYPE_LABELS.get(rec.get("finding_type", ""), rec.get("finding_type", ""))
+        out.append(f'<div class="{cls}"><strong>Finding ({esc(kind)}).</strong> {_short(rec["finding"])}</div>')
     try:
         sw = plots.sweep(r.records)
         if sw:
@@ -277,10 +348,16 @@ def _record(rec: dict, k: int, n: int, figs: Figures, nfig: list) -> str:
            f'{" · " + esc(fmt(rec.get("seconds"))) + " s" if rec.get("seconds") is not None else ""}'
            f'{" · " + esc(rec.get("device")) if rec.get("device") else ""}</span></p>']
     rows = []
-    for key in ("observed", "bound", "ratio", "tightness", "units"):
+    for key in ("observed", "bound", "ratio", "tightness", "units", "finding_type"):
         v = rec.get(key)
         if v not in (None, "", [], {}):
             rows.append((key, fmt(v, 300)))
+    if rec.get("reading", "as-stated") != "as-stated":
+        rows.append(("reading", rec["reading"] + " (beside the verdict, not counted)"))
+    if rec.get("evidence") == "identity":
+        rows.append(("evidence", "identity: holds for any numbers (a consistency check, not evidence)"))
+    if rec.get("covers"):
+        rows.append(("parts tested", ", ".join(rec["covers"])))
     if rec.get("config"):
         rows.append(("configuration", kv(rec["config"], 80)))
     if rec.get("hypotheses"):

@@ -1,14 +1,20 @@
 """Per-claim aggregation of the run's records: verdict, headline tightness figure, time.
 
-Rule (stated on the page): a claim's verdict is the *worst* verdict among its
-check records, in the order violated > expected-failure > vacuous > holds >
-not-applicable. A catalog claim without any record is "not encoded". "Error" when
-a check of the claim failed or crashed (whatever it recorded before, unless that
-says violated) or a companion record says a wrong version was not rejected.
-Companion records (``role="companion"``) are listed apart. The headline tightness figure
-is taken from the first record (results.json order) that carries the claim's
-verdict, preferring records with a numeric ratio, a tightness description, a
-table or series and a configuration (the main measurement over its controls).
+Rule (stated on the page): a claim's verdict is the *worst* verdict among its check records that read the
+statement as printed (``reading == "as-stated"``), in the order violated > expected-failure > vacuous >
+holds > inconclusive > not-applicable. Records of other readings (a strict reading of "≲", the abstract, a
+proof step, a reconstruction, runs outside the hypotheses) are shown beside the verdict, never as it.
+A "holds" certifies only what its records test:
+
+- every as-stated "holds" record is ``evidence="identity"`` (true for any numbers): "holds (identity)" when
+  the registry says the claim itself is an identity, else "consistency only";
+- a part of the statement (registry ``parts``) that no as-stated test record covers: "holds in part".
+
+A registry claim without any record is "not encoded". "Error" when a check of the claim failed or
+crashed (whatever it recorded before, unless that says violated) or a companion record says a wrong
+version was not rejected. Companion records (``role="companion"``) are listed apart. The headline
+tightness figure is taken from the first as-stated record that carries the claim's verdict, preferring
+records with a numeric ratio, a tightness description, a table or series and a configuration.
 """
 from __future__ import annotations
 
@@ -16,17 +22,25 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .catalog_info import ClaimInfo, all_claims, not_checkable_reason
+from ..claims import Claim
+from .registry_info import claims_of, not_checkable_reason, placeholder
 
-SEVERITY = {"violated": 6, "error": 5, "expected-failure": 4, "vacuous": 3, "holds": 2, "not-applicable": 1,
+SEVERITY = {"violated": 9, "error": 8, "expected-failure": 7, "vacuous": 6, "consistency": 5,
+            "holds-in-part": 4, "holds": 3, "holds-identity": 3, "inconclusive": 2, "not-applicable": 1,
             "not-encoded": 0}
 LABELS = {"violated": "violated", "error": "error", "expected-failure": "expected failure", "vacuous": "vacuous",
-          "holds": "holds", "not-applicable": "not applicable", "not-encoded": "not encoded"}
-VERDICT_RULE = ("A claim's verdict is the worst verdict among its records: violated > expected failure > "
-                "vacuous > holds > not applicable. \"Not encoded\": no check of this run covered the claim. "
-                "\"Error\": a check of the claim failed or crashed (this overrides what it recorded before, "
-                "unless that says violated), or the check did not reject a deliberately wrong version of the "
-                "claim. Wrong-version (companion) tests are listed per claim and never set its verdict.")
+          "consistency": "consistency only", "holds-in-part": "holds in part", "holds": "holds",
+          "holds-identity": "holds (identity)", "inconclusive": "inconclusive", "not-applicable": "not applicable",
+          "not-encoded": "not encoded"}
+VERDICT_RULE = ("A claim's verdict is the worst verdict among its records of the statement as printed: violated > "
+                "expected failure > vacuous > holds > inconclusive > not applicable. Other readings (strict, "
+                "abstract, proof step, reconstructed, outside the hypotheses) are shown beside it, never as it. "
+                "\"Holds (identity)\": the claim is itself an identity. \"Consistency only\": every record "
+                "holds for any numbers (not evidence). \"Holds in part\": some part of the statement is tested by "
+                "no record. \"Not encoded\": no check of this run covered the claim. \"Error\": a check of the "
+                "claim failed or crashed (this overrides what it recorded before, unless that says violated), or "
+                "the check did not reject a deliberately wrong version of the claim. Wrong-version (companion) "
+                "tests are listed per claim and never set its verdict.")
 
 
 def num(x) -> float | None:
@@ -41,16 +55,21 @@ def num(x) -> float | None:
 
 
 def worst(verdicts) -> str:
+    """The most severe verdict (order :data:`SEVERITY`)."""
     vs = list(verdicts)
     return max(vs, key=lambda v: SEVERITY.get(v, 0)) if vs else "not-encoded"
+
+
+def as_stated(r: dict) -> bool:
+    return r.get("reading", "as-stated") == "as-stated"
 
 
 @dataclass
 class ClaimRow:
     """Everything the page shows about one claim."""
 
-    info: ClaimInfo
-    records: list = field(default_factory=list)     # role "check"
+    info: Claim
+    records: list = field(default_factory=list)     # role "check", every reading
     companions: list = field(default_factory=list)  # role "companion": wrong versions run through the check
     verdict: str = "not-encoded"
     headline: dict | None = None
@@ -58,6 +77,20 @@ class ClaimRow:
     tests: list = field(default_factory=list)      # {"nodeid","outcome","seconds"} from run metadata
     failed_tests: list = field(default_factory=list)
     reason: str = ""                                # why not encoded / not applicable
+    untested: list = field(default_factory=list)    # registry parts that no as-stated test record covers
+
+    @property
+    def stated(self) -> list[dict]:
+        """The records that read the statement as printed (they give the verdict)."""
+        return [r for r in self.records if as_stated(r)]
+
+    @property
+    def other_readings(self) -> list[dict]:
+        return [r for r in self.records if not as_stated(r)]
+
+    @property
+    def finding_types(self) -> list[str]:
+        return list(dict.fromkeys(r["finding_type"] for r in self.stated if r.get("finding_type")))
 
     @property
     def id(self) -> str:
@@ -95,9 +128,25 @@ def _claims_of_test(t: dict) -> list[str]:
     return list(t.get("claims") or [])
 
 
-def build_rows(doc: dict, catalog: dict[str, ClaimInfo] | None = None) -> list[ClaimRow]:
-    """One row per catalog claim (plus any recorded claim missing from the catalog), in catalog order."""
-    catalog = all_claims() if catalog is None else catalog
+def judge(info: Claim, stated: list[dict], broken: bool) -> tuple[str, list[str]]:
+    """(verdict, untested parts) of one claim from its as-stated records (see the module docstring)."""
+    verdict = worst([r.get("verdict") for r in stated] + ["error"] * broken)
+    tests = [r for r in stated if r.get("evidence", "test") == "test"]
+    covered = {p for r in tests for p in r.get("covers") or ()}
+    untested = [p for p in info.parts if p not in covered] if stated else []
+    if verdict == "holds":
+        if info.identity:
+            verdict = "holds-identity"
+        elif not any(r.get("verdict") == "holds" for r in tests):
+            verdict = "consistency"
+        elif untested:
+            verdict = "holds-in-part"
+    return verdict, untested
+
+
+def build_rows(doc: dict, catalog: dict[str, Claim] | None = None) -> list[ClaimRow]:
+    """One row per registry claim (plus any recorded claim missing from the registry), in registry order."""
+    catalog = claims_of(doc) if catalog is None else catalog
     by_claim: dict[str, list[dict]] = defaultdict(list)
     companions: dict[str, list[dict]] = defaultdict(list)
     for r in doc.get("records", []):
@@ -108,27 +157,51 @@ def build_rows(doc: dict, catalog: dict[str, ClaimInfo] | None = None) -> list[C
             tests_by_claim[cid].append(dict(t, nodeid=nodeid))
     infos = dict(catalog)
     for i, cid in enumerate(sorted(set(by_claim) | set(companions) | set(tests_by_claim))):
-        if cid not in infos:  # recorded but not in this catalog: still shown
-            paper = cid.split("/")[0]
-            infos[cid] = ClaimInfo(cid, paper, "(not in the catalog)", "", "", "", "", "", 10_000 + i)
+        if cid not in infos:  # recorded but not in this registry: still shown
+            infos[cid] = placeholder(cid, 10_000 + i)
+    papers = list(dict.fromkeys(c.paper for c in infos.values()))
     rows = []
-    for cid, ci in sorted(infos.items(), key=lambda kv: (kv[1].paper, kv[1].order)):
+    for cid, ci in sorted(infos.items(), key=lambda kv: (papers.index(kv[1].paper), kv[1].order)):
         recs, comp = by_claim.get(cid, []), companions.get(cid, [])
         tests = tests_by_claim.get(cid, [])
         failed = [t for t in tests if t.get("outcome") in ("failed", "error")]
         weak = any(r.get("verdict") != "holds" for r in comp)
-        verdict = worst([r.get("verdict") for r in recs] + ["error"] * bool(failed or weak))
-        row = ClaimRow(ci, recs, comp, verdict, _headline(recs, verdict), tests=tests, failed_tests=failed)
+        stated = [r for r in recs if as_stated(r)]
+        verdict, untested = judge(ci, stated, bool(failed or weak))
+        head = "holds" if verdict in ("holds-identity", "consistency", "holds-in-part") else verdict
+        row = ClaimRow(ci, recs, comp, verdict, _headline(stated or recs, head), tests=tests, failed_tests=failed,
+                       untested=untested)
         row.seconds = _seconds(recs + comp, tests)
         if verdict == "not-encoded":
             why = not_checkable_reason(ci)
-            row.reason = ("no check of this run covers this claim"
-                          + (f"; catalog: numerically checkable? {why}" if why else ""))
+            row.reason = ("no check of this run reads this claim as printed"
+                          + (f" (other readings were recorded: {', '.join(sorted({r['reading'] for r in recs}))})"
+                             if recs else "") + (f"; registry: numerically checkable? {why}" if why else ""))
         elif verdict == "not-applicable":
-            row.reason = "; ".join(dict.fromkeys(r.get("note", "") for r in recs if r.get("note"))) or \
+            row.reason = "; ".join(dict.fromkeys(r.get("note", "") for r in stated if r.get("note"))) or \
                 not_checkable_reason(ci)
         rows.append(row)
     return rows
+
+
+def claims_section(rows: list[ClaimRow]) -> dict:
+    """``results.json``'s ``claims`` section: per claim its verdict, readings, finding types and parts."""
+    out = {}
+    for r in rows:
+        ev = Counter(x.get("evidence", "test") for x in r.stated)
+        ok, tried = r.rejected
+        out[r.id] = {
+            "verdict": r.verdict, "label": r.label, "reading": r.info.reading,
+            "finding_types": r.finding_types,
+            "review": dict(r.info.review),
+            "other_readings": [{"reading": x.get("reading"), "verdict": x.get("verdict"),
+                                "finding_type": x.get("finding_type", ""), "test": x.get("test", "")}
+                               for x in r.other_readings],
+            "parts": list(r.info.parts), "untested": list(r.untested),
+            "evidence": dict(sorted(ev.items())), "companions": {"rejected": ok, "tried": tried},
+            "failed_tests": [t["nodeid"] for t in r.failed_tests],
+        }
+    return out
 
 
 def _seconds(records: list[dict], tests: list[dict]) -> float | None:

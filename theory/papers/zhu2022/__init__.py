@@ -1,7 +1,7 @@
 """Zhu, Liu, Chrysos & Cevher (NeurIPS 2022), "Robustness in deep learning: the good (width),
 the bad (depth), and the ugly (initialization)" — appendix only (OCR).
 
-Modules (catalog IDs ``zhu2022/...`` in ../shared/claims/zhu2022.md):
+Modules (claim IDs ``zhu2022/...`` of the registry ``claims.toml`` beside this file):
 
 - :mod:`.schemes` — Eq. (2) initialisations (LeCun, He, NTK, free β), γ = β√(m/2) (``eq-2``).
 - :mod:`.perturbation` — perturbation stability P(f, ε) (``def-1``): ball sampling, its exact
