@@ -45,6 +45,7 @@ class Paper:
     year: int
     arxiv: str = ""
     doi: str = ""
+    url: str = ""
     source: str = ""
     notation: str = ""
     path: str = ""
@@ -53,7 +54,7 @@ class Paper:
         """``Authors (year). Title. Venue. arXiv:… / doi:…``"""
         who = ", ".join(self.authors[:-1]) + (" and " if len(self.authors) > 1 else "") + self.authors[-1]
         ids = "; ".join(x for x in (f"arXiv:{self.arxiv}" if self.arxiv else "",
-                                     f"doi:{self.doi}" if self.doi else "") if x)
+                                     f"doi:{self.doi}" if self.doi else "", self.url) if x)
         return f"{who} ({self.year}). {self.title}. {self.venue}." + (f" {ids}." if ids else "")
 
 
@@ -108,7 +109,8 @@ def _paper(d, path) -> Paper:
     if not isinstance(year, int):
         raise _fail(path, "[paper]", "'year' must be an integer")
     return Paper(pid, tuple(authors), _text(d, "title", path, "[paper]"), _text(d, "venue", path, "[paper]"),
-                 year, *(_text(d, k, path, "[paper]", required=False) for k in ("arxiv", "doi", "source", "notation")),
+                 year, *(_text(d, k, path, "[paper]", required=False) for k in ("arxiv", "doi", "url", "source",
+                                                                                  "notation")),
                  path=str(path))
 
 

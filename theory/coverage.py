@@ -15,12 +15,19 @@ from collections import defaultdict
 from . import claims as _claims
 
 QUOTED_ID = re.compile(r"""["']([a-z]+[0-9]{4}/[a-z]+-[A-Za-z0-9.\-]+)["']""")
+NO_CLAIM_DIRS = ("core", "report")  # checks/ folders that test the harness itself, not a paper
+
+
+def paper_check_dirs(checks: pathlib.Path) -> list[pathlib.Path]:
+    """The folders of ``checks`` that hold checks of papers (not the harness's own tests)."""
+    return sorted(p for p in checks.iterdir() if p.is_dir() and p.name not in NO_CLAIM_DIRS
+                  and not p.name.startswith(("_", ".")))
 
 
 def default_dirs() -> list[pathlib.Path]:
     """The repository's ``checks/`` folder (when installed from a clone), and each extra registry's folder."""
     repo_checks = pathlib.Path(__file__).resolve().parent.parent / "checks"
-    dirs = [repo_checks] if repo_checks.is_dir() else []
+    dirs = paper_check_dirs(repo_checks) if repo_checks.is_dir() else []
     packaged = _claims.PACKAGED.resolve()
     for f in _claims.sources():
         folder = pathlib.Path(f).parent

@@ -19,9 +19,11 @@ def _rows(extra, **entry):
     return {r.id: r for r in summary.build_rows(d)}, d
 
 
-def _r(verdict, **kw):
+def _r(verdict, covers=(), **kw):
+    """A record of CID; ``covers`` is set on the written record, since the parts live in the doc's own
+    registry snapshot (the live registry validates covers at record time, see the last test)."""
     kw.setdefault("test", "checks/kou2023/test_synth.py::test_model")
-    return _synthetic._rec(CID, verdict, **kw)
+    return dict(_synthetic._rec(CID, verdict, **kw), covers=list(covers))
 
 
 def test_other_readings_never_give_the_verdict():

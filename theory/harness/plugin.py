@@ -22,11 +22,13 @@ import torch
 
 from .. import claims as _claims
 from .. import device as _device
+from ..coverage import NO_CLAIM_DIRS
 from ..errors import ClaimViolation
 from ..records import Measurement, RecordWriter, merge
+from ..runs import resume as _resume
+from ..runs.provenance import provenance as _provenance
 from .context import PROFILES, RunContext
 
-NO_CLAIM_DIRS = ("core", "report")  # tests of the harness itself, not of a paper
 
 
 def pytest_addoption(parser):
@@ -38,6 +40,9 @@ def pytest_addoption(parser):
     g.addoption("--claims", action="append", default=[], metavar="PATH",
                 help="an extra claim registry: a claims.toml or a folder holding them (repeatable; also "
                      "$THEORY_CLAIMS_PATH, paths separated by os.pathsep)")
+    g.addoption("--resume", default=None, metavar="DIR",
+                help="continue the interrupted run in DIR: its complete tests are not run again and their records "
+                     "are kept (the report goes to DIR unless --report names another folder)")
     g.addoption("--theory-progress", action="store_true", default=False,
                 help="print one line per finished check: claim IDs, verdicts recorded, outcome, seconds")
 
@@ -49,6 +54,8 @@ def _worker_index(config) -> int | None:
 
 def _report_dir(config) -> pathlib.Path | None:
     r = config.getoption("--report")
+    if config.getoption("--resume") and r == "reports":  # --report left at its default: continue in DIR
+        r = config.getoption("--resume")
     if r in (None, "", "none") or config.getoption("collectonly"):  # --co runs nothing: keep the last report
         return None
     p = pathlib.Path(r)
@@ -78,11 +85,13 @@ def pytest_configure(config):
         name = "main"
     config._theory_records = records
     config._theory_writer = RecordWriter(records, name) if records else None
+    _resume.start(config)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
     node.workerinput["theory_records"] = node.config._theory_records
+    _resume.configure_node(node)
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -183,6 +192,7 @@ def run_metadata(config) -> dict:
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "seconds": round(time.time() - getattr(config, "_theory_start", time.time()), 1),
         "registries": list(_claims.sources()), "registry_digest": _claims.digest(),
+        **_provenance(),  # commit, tree_clean, code_digest: merge and --resume refuse mixed code
     }
 
 
@@ -198,6 +208,7 @@ def pytest_sessionfinish(session, exitstatus):
     records = pathlib.Path(config._theory_records)
     records.mkdir(parents=True, exist_ok=True)
     doc = merge(records, rep / "results.json", meta)
+    doc = _resume.finish(config, doc, rep / "results.json")  # --resume: add the tests kept from DIR
     from ..report import build
 
     try:
@@ -258,6 +269,9 @@ def pytest_runtest_logreport(report):
         if out in ("failed", "error"):
             crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
             t["message"] = str(getattr(crash, "message", "") or "")[:300]
+    if report.when == "teardown":  # every record of the test is on disk: --resume may skip it
+        t["complete"] = True
+        _resume.mark_done(config, report.nodeid, t)
     if report.when == "teardown" and config.getoption("--theory-progress"):
         tr = config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
