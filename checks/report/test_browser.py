@@ -83,3 +83,61 @@ def test_screenshot_is_not_blank(page, tmp_path):
     colours = len(np.unique((img * 255).astype(np.uint8).reshape(-1, 3), axis=0))
     assert nonwhite > 0.02, f"screenshot nearly blank ({nonwhite:.3%} non-white pixels)"
     assert colours > 20  # text, badges and table borders, not a flat fill
+
+
+# Issue 16: the overview figure. After load: the overview's marks, and for each mark whether its link
+# resolves to an element of the page and whether that element is a claim's <section>.
+OVERVIEW_PROBE = """<script>
+window.__errs=[];
+window.addEventListener('error',function(e){window.__errs.push('js '+(e.message||e.type));},true);
+(function(){var ce=console.error;console.error=function(){window.__errs.push('console.error '+
+  Array.prototype.join.call(arguments,' '));ce.apply(console,arguments);};})();
+window.addEventListener('load',function(){
+  var fig=document.querySelector('#overview svg');var marks=document.querySelectorAll('#overview a.ov-mark');
+  var bad=[];var claims=[];
+  for(var i=0;i<marks.length;i++){var h=marks[i].getAttribute('href');claims.push(marks[i].getAttribute('data-mark'));
+    var t=h&&h.charAt(0)==='#'?document.getElementById(h.slice(1)):null;
+    if(!t||t.tagName!=='SECTION'){bad.push(h);}}
+  var box=fig?fig.getBoundingClientRect():{width:0,height:0};
+  var d=document.createElement('pre');d.id='__probe';
+  d.textContent=JSON.stringify({errors:window.__errs,overview:!!fig,marks:marks.length,bad:bad,claims:claims,
+    w:box.width,h:box.height});
+  document.body.appendChild(d);});
+</script>"""
+
+
+def _probe_overview(html_path, tmp_path) -> dict:
+    probed = tmp_path / "probed-overview.html"
+    probed.write_text(html_path.read_text(encoding="utf-8").replace("<head>", "<head>" + OVERVIEW_PROBE, 1),
+                      encoding="utf-8")
+    r = _chromium.run(BINARY, tmp_path / "profile", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
+    m = re.search(r'<pre id="__probe">(.*?)</pre>', r.stdout, re.S)
+    assert m, f"the page did not finish loading in Chromium (rc={r.returncode}): {r.stderr[-2000:]}"
+    return json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<")
+                      .replace("&gt;", ">"))
+
+
+def test_overview_marks_link_to_claim_sections(page, tmp_path):
+    from theory.report import summary
+
+    probe = _probe_overview(page, tmp_path)
+    assert probe["errors"] == [] and probe["overview"] and probe["w"] > 600 and probe["h"] > 100
+    assert sorted(probe["claims"]) == sorted(r.id for r in summary.build_rows(_synthetic.doc()))
+    assert probe["bad"] == []
+
+
+def test_sweep_page_overview_in_chromium(tmp_path):
+    from theory.runs.merge import merge
+    from theory.runs.write import write
+
+    docs = []
+    for s in range(3):
+        d = _synthetic.doc(seed=s)
+        for r in d["records"]:
+            r["seed"] = s
+        d["_source"] = f"seed {s}"
+        docs.append(d)
+    out = write(merge(docs), tmp_path / "sweep")
+    probe = _probe_overview(out, tmp_path)
+    assert probe["errors"] == [] and probe["overview"] and probe["marks"] == len(set(probe["claims"])) > 100
+    assert probe["bad"] == []

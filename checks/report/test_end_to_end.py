@@ -85,7 +85,7 @@ def test_partial_run_with_k_and_rerun_gives_identical_plots(tmp_path):
     r = _run(tmp_path, BODY, "-k", "rate", "-n", "2")  # same seed, other scheduling: same plots, byte for byte
     assert r.returncode == 0, r.stdout + r.stderr
     again = re.findall(r"<svg.*?</svg>", _page(tmp_path)[0], re.S)
-    assert len(svgs) == 4 and again == svgs
+    assert len(svgs) == 5 and again == svgs  # the overview figure (issue 16) and the four plots
 
 
 def test_interrupted_run_still_writes_page(tmp_path):

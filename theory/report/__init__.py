@@ -23,7 +23,11 @@ def complete(doc: dict) -> dict:
 
 
 def render(doc: dict) -> str:
-    """The page's HTML for a results document (deterministic in ``doc``)."""
+    """The page's HTML for a results document (deterministic in ``doc``); a seed sweep gets the sweep page."""
+    if len((doc.get("run") or {}).get("seeds") or []) > 1:
+        from . import sweep_page
+
+        return sweep_page.render(doc)
     return page.render(doc, summary.build_rows(doc))
 
 

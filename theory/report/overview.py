@@ -27,7 +27,7 @@ TITLES = {"slack": ("Inequalities", "slack = bound ÷ observed"), "err/tol": ("I
 RANGES = {"slack": (-2.0, 6.0), "err/tol": (-8.0, 2.0), "discrepancy": (0.0, 12.0)}
 TICKS = {"slack": (-2, 0, 2, 4, 6), "err/tol": (-8, -6, -4, -2, 0, 2), "discrepancy": (0, 3, 6, 9, 12)}
 COLS = list(KINDS) + [None]
-LEFT, COLW, NONEW, R, TOP = 96, 232, 170, 4.5, 50
+LEFT, COLW, GAP, NONEW, R, TOP = 90, 206, 22, 214, 4.5, 50
 
 
 @dataclass
@@ -122,7 +122,7 @@ def _place(items: list[tuple[float, Mark]], gap: float) -> list[tuple[float, int
 
 def _mark_svg(m: Mark, x: float, y: float, clamped: bool, span: tuple | None) -> str:
     col = COLOURS.get(m.verdict, "#999")
-    parts = [f'<a href="#{esc(m.anchor)}" class="ov-mark" data-claim="{esc(m.claim)}" '
+    parts = [f'<a href="#{esc(m.anchor)}" class="ov-mark" data-mark="{esc(m.claim)}" '
              f'data-verdict="{esc(m.verdict)}"><title>{esc(_tooltip(m))}</title>']
     if span:
         parts.append(f'<line x1="{span[0]:.1f}" x2="{span[1]:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{col}" '
@@ -147,12 +147,12 @@ def render(ms: list[Mark], caption: str = "") -> str:
     x0s, x = {}, LEFT
     for c in COLS:
         x0s[c] = x
-        x += COLW if c is not None else NONEW
+        x += COLW + GAP if c is not None else NONEW
     width = x + 10
     body, y = [], TOP
     lane_h = 2 * R + 3
     for p in papers:
-        cells, height = {}, 0
+        cells, height, slack_vac = {}, 0, 0
         for c in COLS:
             pm = [m for m in by_col[c] if m.paper == p]
             if c is None:
@@ -170,15 +170,17 @@ def render(ms: list[Mark], caption: str = "") -> str:
                     if ends and all(math.isfinite(e) for e in ends):
                         span = (_x(c, ends[0], x0s[c], lo, hi)[0], _x(c, ends[1], x0s[c], lo, hi)[0])
                     (vac if c == "slack" and m.verdict == "vacuous" else items).append((xm, m, cl, span))
-                placed = []
-                for group, base in ((vac, 0), (items, 1 if vac or c == "slack" else 0)):
+                placed, nv = [], 0
+                for group in (vac, items):  # vacuous marks in their own lanes on top
                     info = {id(m): (cl, span) for _, m, cl, span in group}
-                    for xm, k, m in _place([(xm, m) for xm, m, _, _ in group], 2 * R + 1):
-                        placed.append((xm, k + (base and _lanes(vac)), m, *info[id(m)]))
+                    lanes = _place([(xm, m) for xm, m, _, _ in group], 2 * R + 1)
+                    placed += [(xm, k + nv, m, *info[id(m)]) for xm, k, m in lanes]
+                    if group is vac:
+                        nv = max((k for _, k, _ in lanes), default=-1) + 1
+                if c == "slack":
+                    slack_vac = nv
             cells[c] = placed
             height = max(height, max((k for _, k, *_ in placed), default=-1) + 1)
-        slack_vac = _lanes([1 for _, _, m, *_ in cells["slack"] if m.verdict == "vacuous"] and
-                           [(0, m) for _, k, m, *_ in cells["slack"] if m.verdict == "vacuous"])
         row_h = max(height, 1) * lane_h + 10
         body.append(f'<text x="6" y="{y + row_h / 2 + 4:.1f}" class="ov-paper">{esc(p)}</text>')
         body.append(f'<line x1="{LEFT}" x2="{width - 10}" y1="{y + row_h:.1f}" y2="{y + row_h:.1f}" stroke="#ddd"/>')
@@ -245,9 +247,9 @@ def render(ms: list[Mark], caption: str = "") -> str:
             f'<figcaption class="small">{esc(cap)}</figcaption></figure>')
 
 
-def _lanes(group) -> int:
-    """Number of lanes the vacuous band of one paper needs (0 when it has none)."""
-    if not group:
-        return 0
-    return max(k for _, k, _ in _place(list(group), 2 * R + 1)) + 1 if isinstance(group[0], tuple) and \
-        len(group[0]) == 2 and isinstance(group[0][1], Mark) else max(1, len(group) and 1)
+def section(rows_by_seed: list, anchor, caption: str = "") -> str:
+    """:func:`render` of :func:`marks`, never raising: a figure that cannot be drawn must not cost the page."""
+    try:
+        return render(marks(rows_by_seed, anchor), caption)
+    except Exception as e:  # noqa: BLE001 - the page is written at the end of a run, whatever the records hold
+        return f'<p class="err">the overview figure could not be drawn: {esc(type(e).__name__)}: {esc(e)}</p>'

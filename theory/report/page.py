@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from . import plots
+from . import overview, plots
 from .fmt import fmt, kv
 from .registry_info import papers_of
 from .summary import LABELS, SEVERITY, VERDICT_RULE, ClaimRow, counts, num, tightness_text
@@ -111,6 +111,7 @@ def render(doc: dict, rows: list[ClaimRow]) -> str:
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              "<title>Theory harness — tightness report</title>", f"<style>{CSS}</style></head><body>"]
     parts.append(_header(doc, rows, papers))
+    parts.append(overview.section([rows], anchor))  # issue 16: tightness at a glance
     parts.append(_summary(rows))
     parts.append(_findings(rows))
     parts.append('<h2 id="claims">Claims</h2>')
@@ -151,9 +152,10 @@ def _header(doc, rows, papers) -> str:
     if tests:
         tc = Counter(t.get("outcome", "?") for t in tests.values())
         out.append('<p class="small">Tests: ' + ", ".join(f"{n} {esc(k)}" for k, n in sorted(tc.items())) + "</p>")
-    out.append(f'<p class="small">{esc(VERDICT_RULE)} Tightness: the headline record\'s ratio '
-               f'(observed ÷ bound unless its description says otherwise, e.g. a fitted exponent vs the stated one), '
-               f'else observed vs bound.</p>')
+    out.append(f'<p class="small">{esc(VERDICT_RULE)} Tightness: the headline record\'s comparable figure — '
+               f'inequality: slack = bound ÷ observed (1 = tight, &lt; 1 crossed); identity: |error| ÷ tolerance; '
+               f'rate or limit: fitted vs claimed (with its CI); expected failure: the factor the printed form is off '
+               f'— else observed vs bound.</p>')
     meta = [(k, run[k]) for k in RUN_KEYS if k in run] + \
            [(k, v) for k, v in sorted(run.items()) if k not in RUN_KEYS and k not in ("tests", "collect_errors")]
     out.append('<details open><summary>Run</summary><table class="meta">' + "".join(

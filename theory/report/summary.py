@@ -220,11 +220,16 @@ def counts(rows: list[ClaimRow]) -> Counter:
 
 
 def tightness_text(r: dict | None) -> str:
-    """The headline figure of one record: ratio (observed ÷ bound) or observed vs bound."""
+    """The headline figure of one record: its comparable figure (:mod:`.tightness`: slack, err/tol, fitted vs
+    claimed exponent, discrepancy), else the ratio or observed vs bound."""
     from .fmt import fmt
+    from .tightness import figure
 
     if not r:
         return ""
+    f = figure(r)
+    if f is not None:
+        return f.text
     ratio = num(r.get("ratio"))
     if ratio is not None:
         return f"{fmt(ratio)}"

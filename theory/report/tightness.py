@@ -14,11 +14,14 @@ reader can compare claims of one kind at a glance:
 - ``discrepancy`` (an expected failure): the factor by which the printed statement is off, max(r, 1/r)
   of r = |observed ÷ bound|; when the bound is 0 there is no factor and the text gives observed vs bound.
 
-Which kind: an expected failure is a discrepancy; a record whose tightness text speaks of an exponent,
-slope, rate or limit, or whose claim is a rate, is an exponent; a record marked ``evidence="identity"``,
-a claim whose kind is an identity, definition or algorithm, or a tightness text about an error, residual,
-gap, deviation or tolerance is err/tol; any other record with a numeric observed value and bound is a
-slack. Companions, inconclusive and not-applicable records have no figure.
+Which kind, first rule that applies: an expected failure is a discrepancy; a record whose tightness text
+speaks of an exponent, slope, rate or limit is an exponent; a record marked ``evidence="identity"`` or whose
+tightness text speaks of an error, residual, gap, deviation or tolerance is err/tol; a claim whose registry
+kind speaks of an inequality, a bound or a sandwich gives a slack; a claim whose kind is a rate or a limit
+an exponent; an identity, definition, algorithm or characterization err/tol; anything else a slack. An
+err/tol that contradicts the verdict (a "holds" above the tolerance: the record bounds from below, like a
+p-value against its level) is read as a slack. Companions, inconclusive and not-applicable records, and
+records without a numeric observed value and bound, have no figure.
 """
 from __future__ import annotations
 
@@ -34,7 +37,8 @@ AXES = {"slack": "slack = bound ÷ observed (log; 1 = tight, < 1 crossed)",
 LOG = {"slack": True, "err/tol": True, "exponent": False, "discrepancy": True}
 _RATE_TEXT = re.compile(r"expon|slope|\brate\b|\blimit\b|extrapolat", re.I)
 _RATE_KIND = re.compile(r"\brate|asymptotic rate|\blimit\b", re.I)
-_IDENTITY_KIND = re.compile(r"identit|definition|algorithm", re.I)
+_IDENTITY_KIND = re.compile(r"identit|definition|algorithm|characteri[sz]ation", re.I)
+_BOUND_KIND = re.compile(r"inequalit|\bbound|sandwich", re.I)
 _IDENTITY_TEXT = re.compile(r"\berr(or)?\b|residual|tolerance|deviation|\bgap\b", re.I)
 _CI_KEY = re.compile(r"(^|[^a-z])ci([^a-z]|$)", re.I)
 
@@ -104,9 +108,15 @@ def kind_of(rec: dict, claim_kind: str | None = None) -> str | None:
         return None
     ck = _claim_kind(rec.get("claim", "")) if claim_kind is None else claim_kind
     text = str(rec.get("tightness") or "")
-    if _RATE_TEXT.search(text) or _RATE_KIND.search(ck):
+    if _RATE_TEXT.search(text):
         return "exponent"
-    if rec.get("evidence") == "identity" or _IDENTITY_KIND.search(ck) or _IDENTITY_TEXT.search(text):
+    if rec.get("evidence") == "identity" or _IDENTITY_TEXT.search(text):
+        return "err/tol"
+    if _BOUND_KIND.search(ck):
+        return "slack"
+    if _RATE_KIND.search(ck):
+        return "exponent"
+    if _IDENTITY_KIND.search(ck):
         return "err/tol"
     return "slack"
 
@@ -135,7 +145,9 @@ def figure(rec: dict | None, claim_kind: str | None = None) -> Figure | None:
         if b is None or b <= 0 or o is None:
             return Figure(kind, None, f"{_g(o)} vs {_g(b)}")
         v = abs(o) / b
-        return Figure(kind, v, f"err/tol {_g(v)}")
+        if (v <= 1) == (rec.get("verdict") in ("holds", "vacuous")):
+            return Figure(kind, v, f"err/tol {_g(v)}")
+        kind = "slack"  # not an error below a tolerance (e.g. a p-value above its level): a slack
     if r is None or not math.isfinite(r) or r <= 0:  # slack needs a positive ratio
         return Figure(kind, None, f"{_g(o)} vs {_g(b)}")
     held = rec.get("verdict") in ("holds", "vacuous")
