@@ -34,7 +34,8 @@ def test_notation_shapes_and_std_convention(ctx, record):
     p_var = _variance_pvalues(net, [math.sqrt(s) for s in st_])
     alpha = 1e-3 / len(st_)
     ok = shapes == [(m, d), (m, m), (m, m), (o, m)] and min(p_std) > alpha
-    record("holds" if ok else "violated", observed=min(p_std), bound=alpha, ratio=None,
+    record("holds" if ok else "violated", observed=min(p_std), bound=alpha, ratio=None, evidence="identity",
+           covers=["shapes", "std convention"],
            config={"d": d, "m": m, "o": o, "L": L, "E": E},
            table=[{"layer": l + 1, "shape": str(s), "p(std reading)": p_std[l], "p(variance reading)": p_var[l]}
                   for l, s in enumerate(shapes)],
@@ -60,6 +61,7 @@ def test_init_variances_and_gamma(ctx, record, scheme):
     p_wrong = _variance_pvalues(net, [s * math.sqrt(1.1) for s in st_])
     ok = min(p) > 1e-3 / L and abs(g - expect) < 1e-14  # γ: one sqrt and two products, exact to a few ulp
     record("holds" if ok else "violated", observed=g, bound=expect, config={"scheme": scheme, "d": d, "m": m, "L": L, "E": E},
+           evidence="identity", covers=["variances", "gamma"],
            table=[{"layer": l + 1, "std": s, "p": pv, "p(var×1.1)": pw} for l, (s, pv, pw) in enumerate(zip(st_, p, p_wrong))],
            tightness="γ = β√(m/2) vs its scheme value; per-layer χ² variance tests at Bonferroni level 1e-3/L")
     rejected = min(p_wrong[1:]) < 1e-3 / L  # hidden layers have E·m² entries: power against a 10% error
@@ -83,6 +85,7 @@ def test_ntk_parameterisation_same_function_as_he(ctx, record):
     # rounding: each layer's product is reassociated (s·(hWᵀ) vs h(sW)ᵀ): a few ulp per layer
     ok = err < 1e-12
     record("holds" if ok else "violated", observed=err, bound=1e-12, config={"d": d, "m": m, "L": L, "E": E},
+           evidence="identity", covers=["NTK = He at init"],
            tightness="max relative difference of the NTK-parameterised and He outputs at init")
     record("holds" if err_wrong > 0.1 else "violated", role="companion", observed=err_wrong, bound=0.1,
            note=f"wrong version 'NTK ≡ LeCun': relative difference {err_wrong:.3g} (> 0.1: rejected)")
@@ -129,7 +132,7 @@ def test_ball_sampling_identities(ctx, record, d):
         zw[k], _ = z(s, sphere)  # mutation: the identity for sampling on the sphere instead of the ball
         rows.append({"quantity": k, "MC": mean, "exact": ex, "z": zs[k], "sphere value (mutation)": sphere, "z(mutation)": zw[k]})
     ok = all(abs(v) < zc for v in zs.values())
-    record("holds" if ok else "violated", observed=max(abs(v) for v in zs.values()),
+    record("holds" if ok else "violated", observed=max(abs(v) for v in zs.values()), evidence="identity", covers=["ball moments"],
            bound=zc, config={"d": d, "N": N, "eps": eps, "family-wise alpha": MC_ALPHA}, table=rows,
            tightness="max |z| over the 3 identities vs the Bonferroni critical value", note=f"c_d={pt.c_d(d):.5f}")
     rejected = all(abs(v) > zc for v in zw.values())
@@ -164,7 +167,7 @@ def test_stability_closed_form_matches_monte_carlo(ctx, record):
     # z = 3.3 gave ≈0.6 % false alarms per run (seed 2: max |t| = 3.0); the mutation keeps |t| ≈ 14 at these sizes.
     tc = float(st.t.isf(MC_ALPHA / (2 * E), K - 1))
     ok = z < tc
-    record("holds" if ok else "violated", observed=z, bound=tc,
+    record("holds" if ok else "violated", observed=z, bound=tc, evidence="identity", covers=["closed form o=1"],
            config={"d": d, "m": m, "L": L, "E": E, "N": N, "K": K, "eps": eps, "family-wise alpha": MC_ALPHA},
            tightness="max |t| over members of (MC − closed form)/se vs the Bonferroni critical value",
            table=[{"member": e, "closed form": float(closed[e]), "MC": float(mc[e]), "se": float(se[e]),

@@ -119,7 +119,7 @@ def test_init_term_bounds_stability_at_init(ctx, record):
     # contains the truth and still separates γ = 1/√2 (LeCun, ≤ 0.81) from γ = 1 (He/NTK, ≥ 0.85).
     trend_ok = 0.6 < fits["lecun"] < 0.8 and all(0.85 < fits[s] < 1.15 for s in ("he", "ntk"))
     ok = worst <= 1.0 and trend_ok
-    record("holds" if ok else "violated", observed=worst, bound=1.0,
+    record("holds" if ok else "violated", observed=worst, bound=1.0, covers=["t = 0", "term: initialization", "LeCun", "He", "NTK"],
            tightness="max over cells of P0/(ε T_init) (Jensen slack)",
            config={"d": d, "E": E, "N": N, "widths": widths, "depths": depths, "eps": eps}, table=rows, series=series,
            hypotheses={"per-layer factor of P0 (fit, widest m)": fits, "depth trend within ±15% of gamma": trend_ok})
@@ -136,22 +136,31 @@ def test_init_term_bounds_stability_at_init(ctx, record):
     assert rejected, per_scheme
 
 
+def _decomposition_table(agg):
+    table = []
+    for (s, L, m), a in sorted(agg.items()):
+        table.append({"scheme": s, "L": L, "m": m, "P0/eps": a["P0"], "PT/eps": a["PT"], "dev/eps": a["dev"],
+                      "T_init": a["T_init"], "PT/(dev+T_init)": a["PT"] / (a["dev"] + a["T_init"]),
+                      "dev share": a["dev"] / (a["dev"] + a["T_init"]), "PT/P0 - 1": a["PT"] / a["P0"] - 1,
+                      "max rel change": a["rel_max"], "final/initial loss": a["loss_ratio"],
+                      "inside m >= L^3 ln m": lazy.within_borrowed_lemmas(m, L)})
+    return table
+
+
 @pytest.mark.claim("zhu2022/thm-1")
 def test_decomposition_after_training(ctx, record):
-    """After lazy training: per network PT ≤ P0 + dev (triangle inequality, exact up to rounding) and, averaged
-    over the initialisation as in the theorem, PT ≤ dev + T_init (triangle + Jensen) in every cell; the share
-    of the deviation term; the relative weight movement. Companion: 'PT ≤ P0' (the deviation term dropped,
-    i.e. training cannot change P) must be violated by at least one network of every initialisation."""
+    """After lazy training: averaged over the initialisation as in the theorem, PT ≤ dev + T_init (triangle + Jensen)
+    in every cell, with the share of the deviation term. Per network PT ≤ P0 + dev is the triangle inequality (holds
+    for any numbers; asserted as a code check), so what the record tests is E P0 ≤ T_init (Lemma 5 + Jensen) carried
+    through training. Cells with m ≥ L³ ln m (the range of the lemmas Lemma 4 borrows) give the as-stated record; the
+    others are recorded apart (reading "outside-hypotheses"). At δ = 0.03 the deviation term is a small share of the
+    bound; test_decomposition_material_deviation runs a configuration where it is ≥ 25 %.
+    Companion: 'PT ≤ P0' (the deviation term dropped, i.e. training cannot change P) must be violated by at least
+    one network of every initialisation."""
     agg = _lazy_sweep_checked(ctx)
     rows = _sweep(ctx)
     tri = max(r["PT"] / (r["P0"] + r["dev"]) for r in rows)
-    table, worst = [], 0.0
-    for (s, L, m), a in sorted(agg.items()):
-        r = a["PT"] / (a["dev"] + a["T_init"])
-        worst = max(worst, r)
-        table.append({"scheme": s, "L": L, "m": m, "P0/eps": a["P0"], "PT/eps": a["PT"], "dev/eps": a["dev"],
-                      "T_init": a["T_init"], "PT/(dev+T_init)": r, "dev share": a["dev"] / (a["dev"] + a["T_init"]),
-                      "max rel change": a["rel_max"], "final/initial loss": a["loss_ratio"]})
+    table = _decomposition_table(agg)
     series = {}
     for s in ("lecun", "he", "ntk"):
         for L in sorted({k[1] for k in agg}):
@@ -159,24 +168,87 @@ def test_decomposition_after_training(ctx, record):
             series[f"PT/eps {s} L={L}"] = {"x": ms, "y": [agg[(s, L, m)]["PT"] for m in ms], "xlabel": "width m",
                                            "ylabel": "P(f_T,eps)/eps", "logx": True, "plot": f"trained stability ({s})"}
     # rounding: P and dev are means of norms of the same float64 gradients: relative error ≪ 1e-12
-    ok = worst <= 1.0 and tri <= 1 + 1e-12
-    record("holds" if ok else "violated", observed=worst, bound=1.0, table=table, series=series,
-           config={**fz.LAZY, "cells": _cells(ctx)}, tightness="max over cells of seed-mean PT/(dev + T_init)",
-           hypotheses={"max per-network PT/(P0 + dev)": tri, "max rel. weight change": max(a["rel_max"] for a in agg.values())})
+    assert tri <= 1 + 1e-12, tri
+    res = {}
+    for inside in (True, False):
+        sel = [r for r in table if r["inside m >= L^3 ln m"] == inside]
+        worst = max(r["PT/(dev+T_init)"] for r in sel)
+        res[inside] = worst
+        record("holds" if worst <= 1.0 else "violated", observed=worst, bound=1.0, table=sel,
+               series=series if inside else {}, reading="as-stated" if inside else "outside-hypotheses",
+               covers=["after lazy training", "term: initialization", "LeCun", "He", "NTK"] if inside else [],
+               config={**fz.LAZY, "cells": sorted({(r["m"], r["L"]) for r in sel})},
+               tightness="max over cells of seed-mean PT/(dev + T_init)",
+               hypotheses={"max per-network PT/(P0 + dev) (triangle inequality)": tri,
+                           "max rel. weight change": max(r["max rel change"] for r in sel),
+                           "max dev share of dev + T_init": max(r["dev share"] for r in sel),
+                           "max |PT/P0 - 1|": max(abs(r["PT/P0 - 1"]) for r in sel)},
+               note=("cells inside m ≥ L³ ln m" if inside else
+                     "cells below m ≥ L³ ln m, the range of the lemmas Lemma 4 borrows: outside the hypotheses, reported only"))
     per = {s: (sum(r["PT"] > r["P0"] for r in rows if r["scheme"] == s), sum(1 for r in rows if r["scheme"] == s))
            for s in sorted({r["scheme"] for r in rows})}
     rejected = all(k > 0 for k, _ in per.values())
     record("holds" if rejected else "violated", role="companion", observed=max(r["PT"] / r["P0"] for r in rows), bound=1.0,
            note="wrong version 'PT ≤ P0' (deviation term dropped): violated by " +
                 ", ".join(f"{s} {k}/{n}" for s, (k, n) in per.items()) + " networks")
-    assert tri <= 1 + 1e-12
-    assert worst <= 1.0
+    assert res[True] <= 1.0 and res[False] <= 1.0, res
+    assert rejected, per
+
+
+# A configuration where the training-deviation term is a material share of the bound dev + T_init: the residual to fit
+# is MATERIAL_Y_REL × the init output scale (instead of 0.03) at widths where the run stays lazy (rel. change ≤ 0.1).
+MATERIAL_Y_REL = 0.8  # dev grows a little slower than δ: at L = 2, δ = 0.03 gave dev/T_init ≈ 0.02, δ = 0.6 a share ≥ 0.24
+MATERIAL_SHARE = 0.25
+
+
+def _material_cells(ctx):
+    # at δ = 0.8 and L = 2 (seed 0): max relative weight change 0.081 (m = 4096), 0.057 (m = 8192); deviation share
+    # 0.35 (standard schemes) and 0.30 (NTK). Deeper cells at these widths (m × m hidden layers × seeds × schemes)
+    # exceed the CPU budget
+    return ctx.pick(quick=[(4096, 2), (8192, 2)], full=[(4096, 2), (8192, 2), (16384, 2)])
+
+
+@pytest.mark.claim("zhu2022/thm-1")
+def test_decomposition_material_deviation(ctx, record):
+    """Theorem 1's decomposition where the training-deviation term matters: lazy runs (max rel. weight change ≤ 0.1,
+    asserted) that fit a residual of relative size MATERIAL_Y_REL, in cells inside m ≥ L³ ln m, so that the deviation
+    term is ≥ 25 % of dev + T_init in every cell (asserted precondition). Checked: seed-mean PT ≤ dev + T_init; the shares
+    are recorded. The deviation term enters at its measured value: its bound by Lemma 4 (unspecified constant) stays an
+    untested part of the theorem. Companion: 'PT ≤ P0' (the deviation term dropped) must be violated by some
+    network of every initialisation (training changes P there)."""
+    cfg = {"y_rel": MATERIAL_Y_REL, **ctx.pick(quick={}, full={"seeds": 5, "n": 100, "n_test": 1000, "steps": 3000})}
+    cells = _material_cells(ctx)
+    assert all(lazy.within_borrowed_lemmas(m, L) for m, L in cells)
+    agg = _agg(fz.lazy_sweep(cells, ctx.device, ctx.dtype, ctx.seed, cfg))
+    table = _decomposition_table(agg)
+    rel = max(r["max rel change"] for r in table)
+    share = min(r["dev share"] for r in table)
+    assert rel <= lazy.LAZY_MAX_REL_CHANGE, f"material configuration not lazy: max rel. change {rel:.3f}"
+    assert share >= MATERIAL_SHARE, f"deviation share {share:.3f} below {MATERIAL_SHARE} (max rel. change {rel:.3f}): not material"
+    worst = max(r["PT/(dev+T_init)"] for r in table)
+    record("holds" if worst <= 1.0 else "violated", observed=worst, bound=1.0, table=table,
+           covers=["after lazy training", "term: initialization", "LeCun", "He", "NTK"],
+           config={**fz.LAZY, **cfg, "cells": cells}, tightness="max over cells of seed-mean PT/(dev + T_init)",
+           hypotheses={"min dev share of dev + T_init": share, "max dev share": max(r["dev share"] for r in table),
+                       "max rel. weight change": rel, "max PT/P0": max(r["PT/P0 - 1"] for r in table) + 1},
+           note=(f"training-deviation term {share:.0%}–{max(r['dev share'] for r in table):.0%} of dev + T_init (lazy: max "
+                 f"rel. change {rel:.3f}); the term is measured, its Lemma-4 bound is not tested"))
+    rows = fz.lazy_sweep(cells, ctx.device, ctx.dtype, ctx.seed, cfg)
+    per = {s: (sum(r["PT"] > r["P0"] for r in rows if r["scheme"] == s), sum(1 for r in rows if r["scheme"] == s))
+           for s in sorted({r["scheme"] for r in rows})}
+    rejected = all(k > 0 for k, _ in per.values())
+    record("holds" if rejected else "violated", role="companion", observed=max(r["PT"] / r["P0"] for r in rows), bound=1.0,
+           note="wrong version 'PT ≤ P0' (deviation term dropped): violated by " +
+                ", ".join(f"{s} {k}/{n}" for s, (k, n) in per.items()) + " networks")
+    assert worst <= 1.0, worst
     assert rejected, per
 
 
 @pytest.mark.claim("zhu2022/thm-1")
 def test_theorem1_bound_and_trends(ctx, record):
-    """Theorem 1's bound with the Lemma-4 constant Ĉ fitted on the smallest width of each (init, L):
+    """Reading "reconstructed" (both records): the Lemma-4 constant is an unspecified O(·), so it is fitted here, and the
+    depth consequences are the abstract's, not a printed statement of the source.
+    Theorem 1's bound with the Lemma-4 constant Ĉ fitted on the smallest width of each (init, L):
     PT ≤ Ĉ g(m, L) + T_init on every (lazy) cell; companion: T_init replaced by the wrong T_init·2^{−(L−2)/2}
     (γ² = mβ²/4) must be violated on every initialisation at the deepest L.
     Depth consequences (second record), each a 99% (Bonferroni over the three) CI of the per-layer slope of a
@@ -204,7 +276,9 @@ def test_theorem1_bound_and_trends(ctx, record):
     cd = pt.c_d(fz.LAZY["d"])
     vac = [(r["scheme"], r["L"], r["m"]) for r in table if r["PT/eps"] / r["PT/bound"] > r["PT/eps"] / cd]
     ok_bound = worst <= 1.0
-    record(("vacuous" if vac else "holds") if ok_bound else "violated", observed=worst, bound=1.0, table=table,
+    verdict = ("vacuous" if vac else "holds") if ok_bound else "violated"
+    record(verdict, observed=worst, bound=1.0, table=table, reading="reconstructed",
+           finding_type="vacuous" if verdict == "vacuous" else "",
            tightness="max over cells of PT/(Ĉ g + T_init), Ĉ fitted on the smallest width of each (init, L)",
            config={**fz.LAZY, "cells": _cells(ctx)},
            hypotheses={"cells where the bound exceeds the trivial eps E|J_T|": vac},
@@ -230,7 +304,7 @@ def test_theorem1_bound_and_trends(ctx, record):
         trends[f"{s}: slope of PT per layer (reported)"] = {"slope": b, "CI": (b - tcrit(dof) * se, b + tcrit(dof) * se)}
     ok_trend = all(v["confirmed"] for v in trends.values() if "confirmed" in v)
     record("holds" if ok_trend else "violated", observed=trends["lecun: slope of PT per layer"]["slope"], bound=0.0,
-           ratio=None, hypotheses={"widths": common, **trends},
+           ratio=None, hypotheses={"widths": common, **trends}, reading="reconstructed",
            tightness="per-layer slopes of log PT (LeCun) and log dev (He, NTK) with 99% family-wise CIs",
            note="; ".join(f"{k}: {v['slope']:+.3f} [{v['CI'][0]:+.3f}, {v['CI'][1]:+.3f}]" for k, v in trends.items()))
     assert ok_bound, worst
@@ -243,57 +317,100 @@ def _welch_less(a, b):
     return float(st.ttest_ind(a, b, equal_var=False, alternative="less").pvalue)
 
 
+def _ratio_rows(agg, s, L, ms, nrows):
+    """Rows comparing dev(m) with dev(m_fit = ms[0]) for m in ms[1:]: Welch lower 99% (Bonferroni over nrows) bound of
+    log dev(m)/dev(m_fit) minus the log of the predicted ratio g(m)/g(m_fit)."""
+    out = []
+    a0 = agg[(s, L, ms[0])]
+    for m in ms[1:]:
+        a = agg[(s, L, m)]
+        d_ = a["log_dev"].mean() - a0["log_dev"].mean()
+        v1, v0 = a["log_dev"].var(ddof=1) / a["n"], a0["log_dev"].var(ddof=1) / a0["n"]
+        dof = (v1 + v0) ** 2 / (v1 ** 2 / (a["n"] - 1) + v0 ** 2 / (a0["n"] - 1))
+        lo = d_ - float(st.t.ppf(1 - 0.01 / nrows, dof)) * math.sqrt(v1 + v0)
+        pred = a["log_shape4"] - a0["log_shape4"]  # log of g(m)/g(m_fit); g underflows for m ≫ L³
+        out.append({"scheme": s, "L": L, "m_fit": ms[0], "m": m, "dev(m_fit)": a0["dev"], "dev(m)": a["dev"],
+                    "log10 predicted dev(m)/dev(m_fit)": pred / math.log(10), "measured dev(m)/dev(m_fit)": math.exp(d_),
+                    "log10 lower 99% bound of measured/predicted": (lo - pred) / math.log(10), "_lo": lo, "_pred": pred})
+    return out
+
+
+LEM4_MIN_LOG10 = 20.0  # size pinned: the shape is refuted by a factor of at least 10^20 (observed ~10^200 at L = 2)
+
+
 @pytest.mark.claim("zhu2022/lem-4")
-@pytest.mark.claim("zhu2022/thm-1")
 @pytest.mark.xfail(strict=True, raises=ClaimViolation,
-                   reason="Lemma 4's shape √(L³(m+1))e^{−m²/((m+1)L³)}: its decay in m is contradicted on lazy runs "
-                          "(deviation nearly width-independent), and the rise up to m ≈ L³/2 that Theorem 1's width "
-                          "trade-off rests on is absent (the deviation falls with m)")
+                   reason="Lemma 4's shape √(L³(m+1))e^{−m²/((m+1)L³)} (read from Eq. (10); the statement line is illegible): "
+                          "its decay in m is contradicted on lazy runs inside the borrowed lemmas' width range m ≥ L³ ln m "
+                          "(the deviation is nearly width-independent)")
 def test_lemma4_deviation_decay(ctx, record):
-    """lem-4: fit the constant of g(m, L) = √(L³(m+1)) e^{−m²/((m+1)L³)} β_1β_Lγ^{L−2}√m on the smallest width of each
-    (init, L) and compare at the larger widths: the printed shape requires dev(m)/dev(m_fit) ≤ g(m)/g(m_fit). Refuted
-    where the lower 99% (Bonferroni over the rows) confidence bound of dev(m)/dev(m_fit) (Welch interval on log dev
-    over seeds) exceeds g(m)/g(m_fit). Control (plain assert): the same procedure accepts a width-independent shape.
-    thm-1 width trade-off (from the same shape): where g peaks inside the width grid (m* ≈ L³/2 above the smallest
-    width), the claim has dev rising from the smallest width to the grid's argmax of g; refuted when a one-sided
-    Welch test (family-wise 0.01) shows dev falling there. Control: the same test on data planted with g's shape
-    does not refute."""
+    """lem-4 (reading "reconstructed": the statement line is illegible, the shape is Eq. (10) of the proof): fit the
+    constant of g(m, L) = √(L³(m+1)) e^{−m²/((m+1)L³)} β_1β_Lγ^{L−2}√m on the smallest admissible width of each (init, L)
+    and compare at the larger admissible widths: the shape requires dev(m)/dev(m_fit) ≤ g(m)/g(m_fit). Admissible: the
+    range of the Allen-Zhu–Li–Song lemmas the proof borrows, m ≥ L³ ln m (lazy.within_borrowed_lemmas); the same
+    comparison on cells below it is reported apart (reading "outside-hypotheses"), never counted. Refuted where the
+    lower 99% (Bonferroni over the rows) confidence bound of dev(m)/dev(m_fit) (Welch interval on log dev over seeds)
+    exceeds g(m)/g(m_fit); the size is pinned: by a factor ≥ 10^20. Control (plain assert): the same procedure
+    accepts a width-independent shape."""
     agg = _lazy_sweep_checked(ctx)
     groups = sorted({(k[0], k[1]) for k in agg})
-    nrows = sum(len([k for k in agg if k[:2] == g]) - 1 for g in groups)
-    table, worst_lo, flat_lo = [], 0.0, 0.0
-    for (s, L) in groups:
-        ms = sorted(k[2] for k in agg if k[:2] == (s, L))
-        a0 = agg[(s, L, ms[0])]
-        for m in ms[1:]:
-            a = agg[(s, L, m)]
-            d_ = a["log_dev"].mean() - a0["log_dev"].mean()
-            v1, v0 = a["log_dev"].var(ddof=1) / a["n"], a0["log_dev"].var(ddof=1) / a0["n"]
-            dof = (v1 + v0) ** 2 / (v1 ** 2 / (a["n"] - 1) + v0 ** 2 / (a0["n"] - 1))
-            lo = d_ - float(st.t.ppf(1 - 0.01 / nrows, dof)) * math.sqrt(v1 + v0)
-            pred = a["log_shape4"] - a0["log_shape4"]  # log of g(m)/g(m_fit); g underflows for m ≫ L³
-            worst_lo, flat_lo = max(worst_lo, lo - pred), max(flat_lo, lo)
-            table.append({"scheme": s, "L": L, "m_fit": ms[0], "m": m, "dev(m_fit)": a0["dev"], "dev(m)": a["dev"],
-                          "log10 predicted dev(m)/dev(m_fit)": pred / math.log(10), "measured dev(m)/dev(m_fit)": math.exp(d_),
-                          "log10 lower 99% bound of measured/predicted": (lo - pred) / math.log(10)})
+    inside = {g: sorted(k[2] for k in agg if k[:2] == g and lazy.within_borrowed_lemmas(k[2], g[1])) for g in groups}
+    outside = {g: sorted(k[2] for k in agg if k[:2] == g) for g in groups if any(
+        not lazy.within_borrowed_lemmas(k[2], g[1]) for k in agg if k[:2] == g)}
+    nrows = sum(max(0, len(ms) - 1) for ms in inside.values())
+    assert nrows > 0, "no (init, L) with two widths inside m ≥ L³ ln m: extend the grid"
+    table = [r for g, ms in inside.items() if len(ms) > 1 for r in _ratio_rows(agg, *g, ms, nrows)]
+    worst_lo = max(r["_lo"] - r["_pred"] for r in table)
+    flat_lo = max(r["_lo"] for r in table)
+    meas = [r["measured dev(m)/dev(m_fit)"] for r in table]
     devfits = {}
     for s in ("he", "ntk", "lecun"):
-        ms = sorted(k[2] for k in agg if k[0] == s and k[1] == 2)
+        ms = inside[(s, 2)]
         f = fit_power(ms, [agg[(s, 2, m)]["dev"] for m in ms])
         devfits[s] = {"slope": f.exponent, "ci": f.ci}
     slopes = ", ".join(f"{k} {v['slope']:.2f}" for k, v in devfits.items())
     lem4_ok = worst_lo <= 0.0
-    record("holds" if lem4_ok else "expected-failure", claim="zhu2022/lem-4", observed=worst_lo / math.log(10), bound=0.0,
-           ratio=None,
-           table=table, hypotheses={"log-log slope of dev vs m at L=2": devfits,
+    for r in table:
+        r.pop("_lo"), r.pop("_pred")
+    record("holds" if lem4_ok else "expected-failure", observed=worst_lo / math.log(10), bound=0.0, ratio=None,
+           reading="reconstructed", finding_type="" if lem4_ok else "false-as-stated", covers=["decay in m"],
+           table=table, hypotheses={"log-log slope of dev vs m at L=2 (admissible widths)": devfits,
+                                    "range of measured dev(m)/dev(m_fit)": [min(meas), max(meas)],
+                                    "admissible widths per (init, L)": {f"{g[0]} L={g[1]}": ms for g, ms in inside.items()},
                                     "control: max lower bound of dev(m)/dev(m_fit) (flat shape accepted if <= 1)": math.exp(min(flat_lo, 700.0))},
-           config={**fz.LAZY, "cells": _cells(ctx)},
-           tightness="log10 of the max over rows of the lower 99% bound of (measured dev ratio)/(predicted g ratio); > 0 refutes",
+           config={**fz.LAZY, "cells": _cells(ctx), "admissible": "m >= L^3 ln m"},
+           tightness="log10 of the max over admissible rows of the lower 99% bound of (measured dev ratio)/(predicted g ratio); > 0 refutes",
            finding=("" if lem4_ok else
-                    f"On lazy runs (rel. weight change ≤ 0.1) the deviation term decays far more slowly in m than "
-                    f"e^(-m²/((m+1)L³)): the measured ratio dev(m)/dev(m_fit) exceeds the predicted one by a factor of "
-                    f"at least 10^{worst_lo / math.log(10):.1f} (99% bound); dev ∝ m^slope at L=2 with slopes {slopes}."))
-    # width trade-off: rise from the smallest width up to the grid argmax of g
+                    f"On lazy runs (rel. weight change ≤ 0.1) inside the borrowed lemmas' range m ≥ L³ ln m, the deviation term "
+                    f"decays far more slowly in m than e^(-m²/((m+1)L³)): the measured ratio dev(m)/dev(m_fit) exceeds the "
+                    f"predicted one by a factor of at least 10^{worst_lo / math.log(10):.1f} (99% bound); measured ratios lie in "
+                    f"[{min(meas):.2f}, {max(meas):.2f}]; dev ∝ m^slope at L=2 with slopes {slopes}. Reconstruction: the "
+                    "statement line is illegible, the shape is Eq. (10)."))
+    out_rows = [r for g, ms in outside.items() if len(ms) > 1 for r in _ratio_rows(agg, *g, ms, max(1, nrows))]
+    out_rows = [r for r in out_rows if not (lazy.within_borrowed_lemmas(r["m_fit"], r["L"]) and lazy.within_borrowed_lemmas(r["m"], r["L"]))]
+    for r in out_rows:
+        r.pop("_lo"), r.pop("_pred")
+    record("not-applicable", reading="outside-hypotheses", table=out_rows, config={"below": "m < L^3 ln m"},
+           note=("the same comparison where m_fit or m lies below the borrowed lemmas' range m ≥ L³ ln m (reported, not "
+                 "counted): log10 lower bounds of measured/predicted " +
+                 ", ".join(f"{r['scheme']} L={r['L']} m={r['m']}: {r['log10 lower 99% bound of measured/predicted']:+.1f}"
+                           for r in out_rows)))
+    assert flat_lo <= 0.0, "control: the check must accept a width-independent deviation"
+    assert lem4_ok or worst_lo / math.log(10) >= LEM4_MIN_LOG10, f"finding size 10^{worst_lo / math.log(10):.1f} below 10^20"
+    assert_claim(lem4_ok, "Lemma 4's width shape (exponential decay in m) contradicted on lazy runs inside m ≥ L³ ln m")
+
+
+@pytest.mark.claim("zhu2022/thm-1")
+def test_width_tradeoff_information(ctx, record):
+    """Information, never a finding against the paper (reading "reconstructed"): the width trade-off that the abstract
+    reads off Theorem 1 (the lazy term ∝ √m e^{−m/L³} rises up to m ≈ L³/2, then falls) is the shape of an upper bound
+    with an unspecified constant; without a matching lower bound it predicts nothing about the measured deviation. And
+    the whole rise region lies below m ≥ L³ ln m, the range of the lemmas the proof borrows (outside the hypotheses).
+    Reported: per (init, L) whose g peaks inside the grid, the measured dev ratio between the smallest width and the
+    grid's argmax of g vs the shape's ratio, with a one-sided Welch p-value of 'dev falls'. Control (plain assert):
+    the same Welch test on data planted with g's shape does not call it falling."""
+    agg = _lazy_sweep_checked(ctx)
+    groups = sorted({(k[0], k[1]) for k in agg})
     tests = []
     for (s, L) in groups:
         ms = sorted(k[2] for k in agg if k[:2] == (s, L))
@@ -304,23 +421,20 @@ def test_lemma4_deviation_decay(ctx, record):
         a0, ap = agg[(s, L, ms[0])], agg[(s, L, mp)]
         planted = a0["log_dev"] + (ap["log_shape4"] - a0["log_shape4"])
         tests.append({"scheme": s, "L": L, "m_small": ms[0], "argmax g on grid": mp, "L^3/2": L ** 3 / 2,
+                      "inside m >= L^3 ln m": lazy.within_borrowed_lemmas(ms[0], L) and lazy.within_borrowed_lemmas(mp, L),
                       "measured argmax dev": ms[int(np.argmax([agg[(s, L, m)]["dev"] for m in ms]))],
-                      "predicted dev ratio": math.exp(ap["log_shape4"] - a0["log_shape4"]), "measured dev ratio": ap["dev"] / a0["dev"],
+                      "shape's dev ratio": math.exp(ap["log_shape4"] - a0["log_shape4"]), "measured dev ratio": ap["dev"] / a0["dev"],
                       "p (dev falls)": _welch_less(ap["log_dev"], a0["log_dev"]),
                       "p planted (control)": _welch_less(planted, a0["log_dev"])})
-    assert tests, "no (init, L) whose predicted peak m ≈ L³/2 lies inside the width grid: extend the grid"
+    assert tests, "no (init, L) whose g peaks inside the width grid: extend the grid"
     lvl = TREND_ALPHA / len(tests)
-    refuted = [t for t in tests if t["p (dev falls)"] < lvl]
-    trade_ok = not refuted
-    meas_txt = ", ".join("%.2f" % t["measured dev ratio"] for t in refuted)
-    pred_txt = ", ".join("%.2f" % t["predicted dev ratio"] for t in refuted)
-    record("holds" if trade_ok else "expected-failure", claim="zhu2022/thm-1", observed=max(t["measured dev ratio"] for t in tests),
-           bound=1.0, ratio=None, table=tests, config={"alpha (family)": TREND_ALPHA, "per test": lvl},
-           tightness="measured dev(argmax g)/dev(smallest m); the claimed trade-off needs > 1",
-           finding=("" if trade_ok else
-                    f"Width trade-off not reproduced: where Theorem 1's lazy term should rise with width (up to m ≈ L³/2), "
-                    f"the measured deviation falls in {len(refuted)}/{len(tests)} (init, L) "
-                    f"(ratios {meas_txt} vs predicted {pred_txt}; one-sided Welch, family-wise {TREND_ALPHA})."))
-    assert flat_lo <= 0.0, "control: the check must accept a width-independent deviation"
-    assert all(t["p planted (control)"] >= lvl for t in tests), "control: planted g-shaped data must not refute"
-    assert_claim(lem4_ok and trade_ok, "Lemma 4's width shape (decay, and the rise up to L³/2) contradicted on lazy runs")
+    falls = [t for t in tests if t["p (dev falls)"] < lvl]
+    inside = sum(t["inside m >= L^3 ln m"] for t in tests)
+    record("not-applicable", reading="reconstructed", observed=max(t["measured dev ratio"] for t in tests), bound=None,
+           ratio=None, table=tests, config={"alpha (family)": TREND_ALPHA, "per test": lvl},
+           tightness="measured dev(argmax g)/dev(smallest m) beside the shape's ratio (information)",
+           note=(f"upper-bound shape, not a prediction: the measured deviation falls (one-sided Welch, family-wise "
+                 f"{TREND_ALPHA}) in {len(falls)}/{len(tests)} (init, L) where the shape rises; {inside}/{len(tests)} of these "
+                 "comparisons lie inside m ≥ L³ ln m (the rise region m ≲ L³/2 is below the borrowed lemmas' range). "
+                 "Not held against Theorem 1."))
+    assert all(t["p planted (control)"] >= lvl for t in tests), "control: planted g-shaped data must not be called falling"

@@ -82,6 +82,7 @@ def test_lemma5_exact_second_moment(ctx, record, case):
     zw = {k: (mean - v) / se for k, v in wrong.items()}
     ok = abs(z) < Z_CRIT and mean <= stated
     record("holds" if ok else "violated", observed=mean, bound=stated, ratio=mean / stated,
+           covers=["value", "layer recursion"] + (["narrow/deep"] if m <= 4 else []),
            tightness=f"MC/stated = {mean / stated:.4f}; exact/stated = d/(d+2) = {d / (d + 2):.4f}",
            config={"d": d, "m": m, "o": o, "L": L, "scheme": scheme, "E": E, "N": N, "eps": EPS},
            hypotheses={"95% CI": [lo, hi], "exact": exact, "z": z},

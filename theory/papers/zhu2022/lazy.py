@@ -11,7 +11,7 @@ import math
 
 import torch
 
-LAZY_MAX_REL_CHANGE = 0.1  # catalog: call a run lazy only if max_l ‖ΔW_l‖_F/‖W_l(0)‖_F ≤ 0.1
+LAZY_MAX_REL_CHANGE = 0.1  # notes: call a run lazy only if max_l ‖ΔW_l‖_F/‖W_l(0)‖_F ≤ 0.1
 
 
 def lemma4_shape(m: int, L: int, beta1: float, betaL: float, gam: float) -> float:
@@ -30,3 +30,13 @@ def rel_change(w0: list[torch.Tensor], w1: list[torch.Tensor]) -> torch.Tensor:
     """max_l ‖W_l(T) − W_l(0)‖_F / ‖W_l(0)‖_F per ensemble member, (E,)."""
     r = [((b - a).flatten(1).norm(dim=1) / a.flatten(1).norm(dim=1)) for a, b in zip(w0, w1)]
     return torch.stack(r).amax(0)
+
+
+def within_borrowed_lemmas(m: int, L: int) -> bool:
+    """Whether width m at depth L lies in the range of the Allen-Zhu–Li–Song perturbation lemmas that Lemma 4's proof
+    borrows: an integer s ≥ 1 with s ≲ m/(L³ log m), i.e. m ≥ L³ ln m with the unspecified constants set to 1.
+
+    Cells below it are outside Lemma 4's (hence Theorem 1's lazy term's) hypotheses: reported, never held against
+    the paper. Note that the width range where Theorem 1's width trade-off has the lazy term rise (m ≲ L³/2) lies
+    entirely below it."""
+    return m >= L ** 3 * math.log(m)
