@@ -87,7 +87,7 @@ def test_decomposition_identity(record):
     nm1_informative = abs(nonlin["predicted N-1 error -v/(2(N-1)(1+v))"]) > 1e3 * (nonlin["second-order term 3x^2/8"] + EXACT)
     f3 = abs(rows[1]["rho*(1+v)^1/2 - 1"]) < EXACT  # (F3): outer map linear => rho·(1+v)^{1/2} = 1 exactly
     ok = worst <= EXACT and worst_nm1 <= 1 and worst_nm2 <= 1 and f3
-    record("holds" if ok else "violated", observed=worst, bound=EXACT, table=rows,
+    record("holds" if ok else "violated", observed=worst, bound=EXACT, table=rows, evidence="identity",
            tightness="|LHS/RHS − 1| (population moments)",
            config={"N": 400, "d": 20, "dtype": "float64"},
            note=f"Exact with population moments for all three models (max {worst:.1e}). With Algorithm 1's N−1 variance "
@@ -135,7 +135,7 @@ def test_decomposition_float32_scale(record):
     A, B, C = (t.float() for t in _cases(gen)["3-module ReLU, non-linear outer (20-30-25-5)"])
     err = abs(float(cc.population(A, B, C)["rel_err"]))
     ok = err < 1e-5  # ~ 20 float32 ulps (1.2e-7)
-    record("holds" if ok else "violated", observed=err, bound=1e-5, config={"dtype": "float32"},
+    record("holds" if ok else "violated", observed=err, bound=1e-5, config={"dtype": "float32"}, evidence="identity",
            tightness="|LHS/RHS − 1| in float32")
     assert ok
 
@@ -164,7 +164,7 @@ def test_algorithm1_vs_definitions(record):
     in_range = 0 <= float(al["varrho"]) <= 1 and 0 <= float(al["rho"]) <= 1
     ok = (in_range and abs(mism - pred) < EXACT and abs(sig_ratio - N / (N - 1)) < EXACT
           and abs(mism) > 1e3 * EXACT)
-    record("holds" if ok else "violated", observed=float(al["varrho"]), bound=float(p["varrho"]),
+    record("holds" if ok else "violated", observed=float(al["varrho"]), bound=float(p["varrho"]), evidence="identity",
            tightness="ϱ̂_Alg1 vs ϱ_Def (ratio = 1 + mismatch)",
            config={"m": 64, "d": d, "N": N, "q": 0.25},
            table=[{"varrho_def": float(p["varrho"]), "varrho_alg1": float(al["varrho"]), "relative mismatch": mism,
@@ -222,7 +222,8 @@ def test_cocorrelation_range_and_extremes(record):
     rho_all = cc.population(A, B, C)["varrho"]
     in_range = bool(((rho_all >= 0) & (rho_all <= 1)).all())
     ok = f2 < 0.25 and excess <= EXACT and abs(one - 1) < EXACT and abs(zero) < EXACT and in_range
-    record("holds" if ok else "violated", observed=excess, bound=0.0, tightness="max_x C(x) − A(x)B(x) (must be ≤ 0)",
+    record("holds" if ok else "violated", observed=excess, bound=0.0, evidence="identity",
+           tightness="max_x C(x) − A(x)B(x) (must be ≤ 0)",
            table=rows + [{"W = a bᵀ": one, "Wᵀa = 0": zero, "max |varrho(0)/F2 - 1|": f2}],
            note="Range 0 ≤ ϱ ≤ 1 from pointwise sub-multiplicativity; both ends attained by the constructed W; "
                 f"random-init level matches √d/(√m+√d) (F2) within {f2:.0%} (tolerance 25 %).")
@@ -281,7 +282,7 @@ def test_uncentred_correlation_range(record):
     A0, B0 = _rho_zero_case(gen)
     rho0 = float((A0 * B0).mean() / (A0.pow(2).mean().sqrt() * B0.pow(2).mean().sqrt()))
     ok = in_range and abs(rho - closed) < EXACT and abs(rho - closed2) < EXACT and rho0 == 0.0
-    record("holds" if ok else "violated", observed=abs(rho - closed2), bound=EXACT,
+    record("holds" if ok else "violated", observed=abs(rho - closed2), bound=EXACT, evidence="identity",
            table=rows + [{"model": "ReLU(-z) after ReLU(w^T x) (rho = 0 case)", "rho": rho0,
                           "E A^2": float(A0.pow(2).mean()), "E B^2": float(B0.pow(2).mean())}],
            tightness="|ρ − (1+VarB/(EB)²)^{−1/2}| for the MLP (linear outer map)")
@@ -334,7 +335,7 @@ def test_rho_equals_one_iff_proportional(record):
     Am, Bm, Cm = cases["ReLU MLP (m=64, q=0.25)"]
     r_mlp = float(cc.population(Am, Bm, Cm)["rho"])
     ok = abs(r_lin - 1) < EXACT and abs(r_prop - 1) < EXACT and r_mlp < 1 - 1e-8 and float(Bm.std()) > 0
-    record("holds" if ok else "violated", observed=max(abs(r_lin - 1), abs(r_prop - 1)), bound=EXACT,
+    record("holds" if ok else "violated", observed=max(abs(r_lin - 1), abs(r_prop - 1)), bound=EXACT, evidence="identity",
            tightness="max |ρ − 1| over the proportional cases",
            table=[{"case": "linear∘linear", "rho": r_lin}, {"case": "B = 3.7·A", "rho": r_prop},
                   {"case": "ReLU MLP (B not constant)", "rho": r_mlp}],
@@ -368,7 +369,7 @@ def test_linear_cocorrelation_formula_and_alignment(record):
     R = _eq11_setup(gen)
     vals = R["vals"]
     ok = R["err"] < EXACT and abs(vals[0] - 1) < EXACT and all(x > y for x, y in zip(vals, vals[1:]))
-    record("holds" if ok else "violated", observed=R["err"], bound=EXACT, tightness="|ϱ_Def / formula − 1|",
+    record("holds" if ok else "violated", observed=R["err"], bound=EXACT, tightness="|ϱ_Def / formula − 1|", evidence="identity",
            series={"varrho vs misalignment": {"x": R["thetas"], "y": vals, "xlabel": "angle θ (rad)", "ylabel": "ϱ"}},
            table=[{"theta": t, "varrho": v} for t, v in zip(R["thetas"], vals)])
     assert R["err"] < EXACT and abs(vals[0] - 1) < EXACT

@@ -67,7 +67,8 @@ def test_fig5_rho_relative_std_relation(record, ctx):
         table.append({"m": r["m"], "step": r["step"], "seed": r["seed"], "rho": rho, "std/mu": v ** 0.5,
                       "|rho(1+v)^1/2 - 1|": err, "N-1 deviation": dev, "-v/(2(N-1))": -v / (2 * (N - 1))})
     ok = worst <= EXACT and worst_pred <= EXACT and worst_dev <= 1 / (2 * N)
-    record("holds" if ok else "violated", observed=worst, bound=EXACT, tightness="max |ρ·(1+var/μ²)^{1/2} − 1| (population moments)",
+    record("holds" if ok else "violated", observed=worst, bound=EXACT, evidence="identity",
+           tightness="max |ρ·(1+var/μ²)^{1/2} − 1| (population moments)",
            config={"data": "digits 3 vs 8, unit norm, d=64", "N held-out": N, "q": 0.25, "lr": 1.0, "steps": R["steps"]},
            table=table,
            note="Structural (catalog F3): the outer map φ = aᵀ· is linear, so Fig. 5's two panels are one number, "

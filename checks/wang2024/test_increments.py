@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from fixtures import wang2024 as fw
+from theory import ClaimViolation, assert_claim
 from theory.papers.wang2024 import dynamics as dyn
 from theory.sim import activations, models, train
 
@@ -39,6 +40,7 @@ def test_linear_increment_rank_one(record):
     f1 = float(((net.a.unsqueeze(-1) * net.W).sum(-2) - w).abs().max() / w.abs().max())
     ok = worst <= TOL and xt_max < 1 and f1 <= 1e-12
     record("holds" if ok else "violated", observed=worst, bound=TOL, tightness="max|autograd step − η a x̃ᵀ| / max|W|",
+           evidence="identity",
            table=[{"max ||x~||": xt_max, "F1 trajectory gap": f1}], config={"m": 64, "d": 50, "n": 500, "steps": 30})
     assert ok, (worst, xt_max, f1)
 
@@ -85,9 +87,46 @@ def test_relu_increment_rowwise(record):
     eq85 = float((step - eta * net.a.unsqueeze(-1) * pred).abs().max() / step.abs().max())  # relative to the step
     ok = worst <= TOL and (zeros > 0 or conv == 0.0)
     record("holds" if ok else "violated", observed=worst, bound=TOL, tightness="max|autograd step − η diag(a) X̃| / max|W|",
+           evidence="identity",
            table=[{"conventions max gap": conv, "exact zero pre-activations": zeros,
                    "Eq. (85) as printed (double a_r): relative error": eq85}],
            note="Eq. (85) double-counts a_r (its x̃_r already contains a_r, Eq. 84 multiplies again): the printed "
                 "version is off by the factor a_r = ±1/√m and is rejected; the main-text Eq. (20) is correct.")
     assert ok, (worst, zeros, conv)
     assert eq85 > 0.5  # the mutation (Eq. 85 as printed) is rejected
+
+
+@pytest.mark.claim("wang2024/lem-C.1")
+@pytest.mark.xfail(strict=True, raises=ClaimViolation,
+                   reason="typo in Lemma C.1: Eq. (85) puts a_r inside x̃_r and Eq. (84) multiplies by a_r again, so the "
+                          "printed increment is a_r times the true one; the proof (Eqs. 86–90) and Eq. (20) are correct")
+def test_relu_increment_eq85_as_printed(record):
+    """Lemma C.1 as printed, Eqs. (84)–(85): Ẇ row r = a_r x̃_rᵀ with x̃_r = a_r (1/n)Σ(y_i − sig(u_i))σ'(w_rᵀx_i)x_i,
+    against the autograd GD step. Size and pattern pinned: the printed row equals a_r (= ±1/√m) times the autograd row
+    to TOL, i.e. every row is off by exactly the factor a_r (row r's relative error |a_r − 1| = 1 ∓ 1/√m), so another
+    misprint (a missing 1/n, a sign) would not pass as this finding."""
+    gen = record.generator({"m": 64, "eq85": 1})
+    X, y, _, _ = fw.mixture(300, 10, 30, generator=gen)
+    m, eta = 64, 0.5
+    net = models.TwoLayerNet.init(2, m, 30, q=0.25, act=fw.RELU, generator=gen)
+    # Eq. (85) written out on its own (not through dyn.relu_increment): x̃_r carries a_r, Eq. (84) multiplies by a_r
+    Z = X @ net.W.transpose(-1, -2)  # (E, n, m)
+    u = (fw.RELU(Z) * net.a.unsqueeze(1)).sum(-1)  # (E, n)
+    err = (y - torch.sigmoid(u)) / X.shape[0]  # (E, n)
+    xr85 = net.a.unsqueeze(-1) * torch.einsum("en,enm,nd->emd", err, fw.RELU.slope(Z), X)
+    printed = eta * net.a.unsqueeze(-1) * xr85
+    step, _ = _autograd_step(net, X, y, eta)
+    rel = float((printed - step).abs().max() / step.abs().max())
+    pattern = float((printed - net.a.unsqueeze(-1) * step).abs().max() / step.abs().max())  # printed = a_r · true
+    ok = rel <= TOL
+    record("holds" if ok else "expected-failure", observed=rel, bound=TOL, finding_type="" if ok else "typo",
+           evidence="identity", tightness="max|printed Eq. (84)–(85) step − autograd step| / max|step|",
+           table=[{"m": m, "relative error of the printed increment": rel, "row-wise |a_r - 1|": [1 - m ** -0.5, 1 + m ** -0.5],
+                   "max|printed - a_r * autograd| / max|step| (pattern)": pattern}],
+           finding="" if ok else
+           (f"Lemma C.1 as printed (Eq. 85 puts a_r into x̃_r, Eq. 84 multiplies by a_r again) gives a_r times the GD "
+            f"increment: max relative error {rel:.3f} (row r off by |a_r − 1| = 1 ∓ 1/√m, m = {m}); the printed row equals "
+            f"a_r × the true row to {pattern:.0e}. The proof's Eq. (87)–(90) and the main-text Eq. (20) are correct: a typo."))
+    assert pattern <= TOL, pattern  # the discrepancy is exactly the extra factor a_r
+    assert rel >= 1 - m ** -0.5 - TOL, rel  # each row off by |a_r − 1| ≥ 1 − 1/√m of its size
+    assert_claim(ok, f"printed Lemma C.1 increment off by the factor a_r (relative error {rel:.3f})")

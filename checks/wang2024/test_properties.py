@@ -92,6 +92,7 @@ def test_prop1_linear_rises_early_then_flattens(record, ctx):
     # float64: 100 steps of the same arithmetic in two orders (Gram of W vs Gram from G0, w0): ≲ 1e-13
     ok = bool((st["frac_up"] >= 0.95).all() and (st["slope_ratio"] <= 0.1).all() and fit.ci[1] < 0) and f1_err < 1e-12
     record("holds" if ok else "violated", observed=float(st["frac_up"].min()), bound=0.95,
+           covers=["linear model: early rise"],
            tightness="min over runs of the fraction of non-decreasing GD steps after τ = 0.5",
            config={"d": D1, "n": N1, "separation": 0.3, "eta": ETA1, "steps": STEPS1, "ms": R["ms"], "qs": R["qs"],
                    "seeds": R["seeds"], "long horizon (F1)": LONG},
@@ -137,6 +138,7 @@ def test_prop1_linear_saturation_level_f1(record, ctx):
     rate_ok = abs(-fit.slope / rate_pred - 1) < 0.25
     good = ok and rate_ok and bool((pred < 1).all())
     record("holds" if good else "violated", observed=float((gap[-1] / (1 - pred)).max()), bound=0.1,
+           covers=["linear model: saturation"],
            tightness="max over runs of |ϱ(τ=5·10³) − ϱ_∞(F1)| / (1 − ϱ_∞)",
            config={"d": D1, "n": N1, "separation": 0.3, "eta": ETA1, "horizon steps": LONG, "|w*|": float(wstar.norm())},
            table=rows + [{"fitted decay rate per step": -fit.slope, "predicted -log(1 - eta*lambda_min)": rate_pred,
@@ -175,6 +177,7 @@ def test_prop1_linear_separable_tends_to_one(record, ctx):
     decreasing = bool((one_minus[1:][torch.tensor(sel[1:])] <= one_minus[:-1][torch.tensor(sel[1:])]).all())
     ok = fit.ci[1] < 0 and fw_log.slope_ci[0] > 0 and decreasing
     record("holds" if ok else "violated", observed=fit.exponent, bound=0.0, tightness="fitted exponent of median 1 − ϱ(τ) in τ (< 0: → 1)",
+           covers=["linear model: saturation"],
            config={"d": D1, "n": N1, "separation": 0.5, "eta": ETA1, "horizon steps": LONG},
            table=[{"1-varrho at tau=1e2/1e3/5e3": [float(one_minus[np.argmin(abs(taus - t))]) for t in (100, 1000, 5000)],
                    "exponent": fit.exponent, "99% CI": list(fit.ci), "|w| per log tau": fw_log.slope}],
@@ -221,6 +224,7 @@ def test_prop1_relu_rises_early_then_flattens(record, ctx):
             for e, (q, sh) in enumerate(zip(qs, shapes))]
     cfg = {"d": D1, "n": 200, "m": m, "eta": eta, "steps": steps, "qs": qs}
     record("holds" if ok else "violated", observed=max(sh["down"] for sh in shapes), bound=pr.MOSTLY_UP,
+           covers=["ReLU MLP"],
            table=rows, tightness="max over runs of (decreases of ϱ during the rise) ÷ rise (ReLU)", config=cfg,
            series={f"varrho ReLU q={q} #{e}": {"x": [k * eta for k in range(steps + 1)], "y": vr[:, e].tolist(),
                                                "xlabel": "τ", "ylabel": "ϱ_{a,σ∘W}", "plot": "prop1 relu"}
@@ -235,7 +239,7 @@ def test_prop1_relu_rises_early_then_flattens(record, ctx):
     failing = [(r["q"], round(r["catalog (a): frac non-decreasing after tau=0.5, whole run"], 3),
                 r["tau of peak"], round(r["post-peak decline / rise"], 4)) for r in rows
                if r["catalog (a): frac non-decreasing after tau=0.5, whole run"] < 0.95]
-    record("not-applicable", observed=min(frac_a), bound=0.95, config=cfg,
+    record("not-applicable", observed=min(frac_a), bound=0.95, config=cfg, reading="strict",
            tightness="catalog criterion (a): min fraction of non-decreasing steps after τ = 0.5 (whole run)",
            table=[{"member": e, "q": r["q"], "criterion (a) fraction": f, "passes (>= 0.95)": f >= 0.95}
                   for e, (r, f) in enumerate(zip(rows, frac_a))],
