@@ -130,6 +130,13 @@ def stime_runs(profile: str, seed: int, device: str):
             row = {"L": L, "dt": dt, "steps": int(round(horizon / dt)), "‖θ_0‖": r0,
                    "escaped (‖θ‖ ≥ 3)": int((res.frozen_at >= 0).sum()), "runs": E,
                    "max ‖θ‖": float(n.max()), "min ‖θ‖": float(n.min())}
+            # printed norm formula: its log-norm log(‖θ_0‖e^{−I}/‖θ_0‖) = −I against the flow's log(‖θ‖/‖θ_0‖) (which the
+            # ODE ∂_τ‖θ‖ = −L‖θ‖L0(θ̄) makes −L·I): the ratio ×L − 1, where the norm has moved (|log| ≥ 0.05)
+            lg = torch.log(n / r0)
+            use = valid & (lg.abs() >= 0.05)
+            q = torch.where(use, (L * (-I) / torch.where(use, lg, torch.ones_like(lg)) - 1).abs(), torch.zeros_like(n))
+            row["printed log-norm × L / flow log-norm − 1 (max)"] = float(q.max())
+            row["points with |log(‖θ‖/‖θ_0‖)| ≥ 0.05"] = int(use.sum())
             for name, printed in (("corrected", False), ("printed", True)):
                 pn = B.stime_norm(r0, I, L, printed=printed)
                 tp = B.stime_time(r0, L, tau, I, printed=printed)

@@ -37,6 +37,7 @@ def test_rank_two_direction_reaches_one_half_exactly(record):
           and bool(sp.simplify(speed - s1) > 0) and sp.simplify(speed - s1 - (sp.Rational(3, 2) - sp.sqrt(2))) == 0)
     zeros_Z2 = [j + 1 for j in range(8) if Z[1][0, j] == 0]
     record("holds" if ok else "violated", observed=float(speed), bound=float(s1), ratio=float(speed / s1),
+           covers=["(b) rank-two direction speed 1/2", "(b) ||W_l||_F = 1, total 3", "(c) rank two beats rank one"],
            tightness="s2/s1 = (1/2)/(√2−1) exactly", units="escape speed",
            config={"data": "unit circle N=8, exact sympy", "G": "(-1)^j", "W3": [-1]},
            table=[{"layer": l + 1, "‖W‖_F²": str(norms[l]), "rank": ranks[l]} for l in range(3)]
@@ -50,12 +51,18 @@ def test_rank_two_direction_reaches_one_half_exactly(record):
 @pytest.mark.claim("bantzis2025/ex-1")
 @pytest.mark.xfail(strict=True, raises=ClaimViolation, reason="printed W_3=[1] with G_j=(−1)^j gives speed −1/2, not +1/2")
 def test_printed_weights_speed_sign(record):
+    """Quote (proof of Example 1, Eq. (2)): "W_1 = ½[…], W_2 = ½[1 −1 1 −1], W_3 = [1]" with "G = ((−1)^j)". A proof
+    step, not the statement (which holds with W_3 = [−1]): recorded beside the verdict, typo, size pinned exactly."""
     X, G = ex.exact_data()
     speed = -ex.exact_L0(ex.rank_two_weights(w3=+1), X, G)
-    record("expected-failure", observed=float(speed), bound=0.5, units="escape speed",
+    assert speed == -sp.Rational(1, 2), speed       # size: exactly the sign of the claimed speed flipped
+    record("expected-failure", observed=float(speed), bound=0.5, units="escape speed", reading="proof-step",
+           finding_type="typo", covers=["(b) rank-two direction speed 1/2"],
+           tightness="speed of the printed weights = −1/2 exactly (sympy): sign flipped, |speed| as claimed",
            config={"G": "(-1)^j", "W3": [1], "as printed": True},
            finding="With G_j=(−1)^j as printed, the Eq. (2) weights with W_3=[1] give −Tr[GᵀY] = −1/2 exactly "
-                   "(an escape direction only for W_3=[−1] or G_j=(−1)^{j+1}); the optimal speed 1/2 is unaffected.")
+                   "(an escape direction only for W_3=[−1] or G_j=(−1)^{j+1}, which footnote 1's squared loss yields); "
+                   "Example 1's statement (a rank-two direction with speed 1/2) is unaffected.")
     assert_claim(speed == sp.Rational(1, 2), f"printed Eq. (2) weights with G_j=(−1)^j: speed {speed}, not 1/2")
 
 
@@ -82,6 +89,7 @@ def test_rank_one_speed_versus_angle(record, ctx):
     ok = err <= 1e-13 and abs(lhs.max() - (math.sqrt(2) - 1)) <= 1e-12 and dist <= 2 * np.pi / n
     k = slice(None, None, max(1, n // 2000))
     record("holds" if ok else "violated", observed=float(lhs.max()), bound=math.sqrt(2) - 1, ratio=float(lhs.max() / (math.sqrt(2) - 1)),
+           covers=["closed form of the speed", "maximum sqrt2-1 at multiples of pi/4"],
            tightness=f"grid max |S|−Eq.6 error {err:.2e}", config={"grid": n},
            series={"rank-one speed |S(φ)|": {"x": phi[k].tolist(), "y": lhs[k].tolist(), "xlabel": "φ",
                                              "ylabel": "escape speed", "plot": "eq6"},
@@ -140,7 +148,7 @@ def test_rank_two_direction_is_sharp_local_maximum(record, ctx, circle8):
     K = ctx.pick(quick=20_000, full=200_000)
     s0, rows, ok = _perturbation_test(rho, X, G, record.generator({"test": "local-max"}), K)
     record("holds" if ok else "violated", observed=max(r["max perturbed speed"] for r in rows), bound=s0, table=rows,
-           config={"perturbations": K},
+           config={"perturbations": K}, covers=["(b) rank-two direction speed 1/2"],
            note="The speed drops under every perturbation (by ≥ "
                 f"{min(-r['max − s(ρ)'] for r in rows):.2g} at the smallest δ): a sharp (non-smooth) local maximum "
                 "of the speed on the sphere.")

@@ -107,6 +107,8 @@ def test_dominant_singular_value_after_first_escape(record, ctx):
     after_rows = [r["s2/s1 after escape"] for r in rows]
     n2 = sum(r["second drop"] for r in rows)
     record("holds" if ok_all else "violated", observed=float(np.mean([np.mean(r[3:]) for r in after_rows])),
+           covers=["plateau then escape", "dominant singular value after escape", "stronger in deeper layers"]
+           + (["second singular value after a second saddle"] if ctx.full else []),
            bound=float(np.mean([r[0] for r in after_rows])), table=rows, series=series,
            config={"data": name, "dims": dims, "init std": std, "η": f"{eta0}/‖θ‖^{L - 2}", "steps": int(t[-1]),
                    "all members escaped (loss ≤ 0.95 C(0))": run.escaped, "seeds": E, "plateau rate factor": RATE_FACTOR,

@@ -71,6 +71,7 @@ def _unconstrained_search_report(record, ctx, X, G, res, cfg):
     # needs a layer of rank ≥ 2 (asserted on the best run: some layer has s2/s1 > 1e-3)
     ok = best > THR and max(ratio21) > 1e-3
     record("holds" if ok else "violated", claim="bantzis2025/ex-1", observed=best, bound=0.5, config=cfg, table=table,
+           covers=["(c) rank two beats rank one"],
            tightness=f"best/½ = {best / 0.5:.6f}; threshold √2−1 = {math.sqrt(2) - 1:.6f} (success = above it + 1e-4); "
                      f"{above} restarts above ½+1e-6",
            note=(f"{'Nothing' if above == 0 else str(above) + ' run(s)'} above 1/2 found ({above} of "
@@ -107,6 +108,7 @@ def test_success_fraction_increases_with_width(record, ctx, circle8):
         series[f"median speed, width {w}"] = {"x": [t for t, _ in snaps], "y": [float(s[m].median()) for _, s in snaps],
                                               "xlabel": "PGD step", "ylabel": "speed", "plot": "fig6-median"}
     record("holds" if ok else "violated", claim="bantzis2025/fig-2", observed=rows[-1]["fraction"], bound=rows[0]["fraction"],
+           covers=["increase with width"],
            tightness=f"Fisher p (widest > narrowest) = {p_inc:.2e}; min p(decrease) = {min(p_dec):.3f}; "
                      f"Spearman ρ = {rho:.2f}", config=cfg, table=rows, series=series,
            note=("Consistent with" if ok else "Not consistent with") + " Figure 2: success fractions "
@@ -156,7 +158,7 @@ def test_rank_one_networks_never_beat_sqrt2_minus_1(record, ctx, circle8):
     reached = best1 >= math.sqrt(2) - 1 - 1e-3          # the search is not degenerate (sanity)
     rejected = s2 > THR                                  # a rank-two class would fail the same comparison
     record("holds" if ok else "violated", observed=best1, bound=math.sqrt(2) - 1, table=rows,
-           config={"restarts": R, "Adam steps": T},
+           config={"restarts": R, "Adam steps": T}, covers=["(a) rank-one optimum sqrt2-1"],
            note="The paper's argument ('rank-one layers represent one-neuron functions') is imprecise, but the value "
                 "√2−1 is confirmed by a direct search over rank-one networks (Adam on factors W_ℓ = a_ℓb_ℓᵀ); the rank-two weights of Eq. (2) reach 1/2 under the same functional.")
     assert ok and reached and rejected, rows

@@ -12,6 +12,7 @@ import torch
 
 from fixtures import data
 from theory.papers.bantzis2025 import bounds as B
+from theory.papers.bantzis2025 import example1 as ex
 from theory.papers.bantzis2025 import localized as loc
 from theory.papers.bantzis2025 import opt_speed as O
 from theory.papers.bantzis2025.ratios import ratios
@@ -20,30 +21,54 @@ from theory.records import verdict_for
 from ._shared import PERTURB, circle_deep_points, circle_optimum
 
 
-def _layer_rows(points, X, G, bound_fn):
-    """Per point and layer ℓ = 1..L: the Thm-3.1 ratios tail(W_ℓ), tail(Zσ_ℓ), ν_ℓ (the last two for ℓ < L),
-    the bound b(ℓ) = bound_fn(ℓ, ‖X‖, ‖G‖, ŝ) and the layer's verdict: 'vacuous' where b is undefined (+inf)
-    or ≥ 1 (ratios are ≤ 1 by definition), else holds/violated for max ratio ≤ b."""
+def _layer_rows(points, X, G, bound_fn, s_upper):
+    """Per point and layer ℓ = 1..L: the Thm-3.1 ratios tail(W_ℓ), tail(Zσ_ℓ), ν_ℓ (the last two for ℓ < L) and the
+    bound b(ℓ; s) = bound_fn(ℓ, ‖X‖, ‖G‖, s), which decreases in s. s* is unknown but bracketed: ŝ ≤ s* ≤ s_upper
+    (the point's certified speed; the Lipschitz LP bound). So b(ℓ; s_upper) ≤ b(ℓ; s*) ≤ b(ℓ; ŝ), and each layer's
+    verdict uses the conservative side: 'vacuous' where b(ℓ; s_upper) is undefined or ≥ 1 (then the true bound is ≥ 1
+    too; ratios are ≤ 1 by definition), 'holds' where the ratio ≤ b(ℓ; s_upper), 'violated' where it exceeds
+    b(ℓ; ŝ), 'inconclusive' in between."""
     xn, gn = float(X.norm()), float(G.norm())
     rows = []
     for pt in points:
         L, th, s = pt["L"], pt["params"], pt["speed"]
         r = ratios(th, X)
         for l in range(1, L + 1):
-            b = bound_fn(l, xn, gn, s)
+            b_hi, b_lo = bound_fn(l, xn, gn, s), bound_fn(l, xn, gn, s_upper)
             tw = float(r.tail_W[0, l - 1])
             tz = float(r.tail_Z[0, l]) if l < L else None
             nu = float(r.nu[0, l - 1]) if l < L else None
             obs = max(v for v in (tw, tz, nu) if v is not None and math.isfinite(v))
-            v = "vacuous" if not math.isfinite(b) else verdict_for(obs, b, "<=", vacuous_if=b >= 1)
+            if not math.isfinite(b_lo) or b_lo >= 1:
+                v = "vacuous"
+            elif obs <= b_lo:
+                v = "holds"
+            elif math.isfinite(b_hi) and obs > b_hi:
+                v = "violated"
+            else:
+                v = "inconclusive"
             rows.append({"L": L, "point": pt["source"], "ℓ": l, "speed ŝ": s, "tail W_ℓ": tw, "tail Zσ_ℓ": tz,
-                         "ν_ℓ": nu, "max ratio": obs, "bound B(ℓ)": b if math.isfinite(b) else None, "verdict": v})
+                         "ν_ℓ": nu, "max ratio": obs, "bound at s* = U (smallest)": b_lo if math.isfinite(b_lo) else None,
+                         "bound at s* = ŝ (largest)": b_hi if math.isfinite(b_hi) else None, "verdict": v})
     return rows
 
 
 def _overall(rows):
     vs = [r["verdict"] for r in rows]
-    return "violated" if "violated" in vs else ("vacuous" if all(v == "vacuous" for v in vs) else "holds")
+    if "violated" in vs:
+        return "violated"
+    if all(v == "vacuous" for v in vs):
+        return "vacuous"
+    return "holds" if all(v in ("vacuous", "holds") for v in vs) else "inconclusive"
+
+
+def _thm31_horizons(X, G, s_hat):
+    """(U, (ℓ_pos, ℓ_nv) at s* = U, (ℓ_pos, ℓ_nv) at s* = ŝ): the bound decreases in s*, so the horizon below which
+    it is ≥ 1 is certified with the upper bound U ≥ s* (the conservative direction); the one at ŝ is optimistic."""
+    xn, gn = float(X.norm()), float(G.norm())
+    U = ex.lipschitz_bound(X, G)
+    assert U >= s_hat - 1e-9, (U, s_hat)          # a certified lower bound cannot exceed the upper bound (LP 1e-9)
+    return U, B.thm31_bite_layer(xn, gn, U), B.thm31_bite_layer(xn, gn, s_hat)
 
 
 @pytest.mark.claim("bantzis2025/thm-3.1")
@@ -55,12 +80,15 @@ def test_thm31_ratios_versus_bound(record, ctx):
     X, G = data.unit_circle_8(device=ctx.device)
     xn, gn = float(X.norm()), float(G.norm())
     pts = circle_deep_points(ctx.profile, ctx.seed, str(ctx.device))
-    rows = _layer_rows(pts, X, G, B.thm31_bound)
-    assert all(r["max ratio"] <= 1 + 1e-12 for r in rows)   # ratios are ≤ 1 by definition (sanity)
     s_min = min(p["speed"] for p in pts)
-    l_pos, l_nv = B.thm31_bite_layer(xn, gn, s_min)
-    c = B.thm31_c(xn, gn, s_min)
-    assert B.thm31_bound(l_nv, xn, gn, s_min) < 1 <= B.thm31_bound(l_nv - 1, xn, gn, s_min)
+    U, (l_pos, l_nv), (l_pos_hat, l_nv_hat) = _thm31_horizons(X, G, s_min)
+    rows = _layer_rows(pts, X, G, B.thm31_bound, U)
+    assert all(r["max ratio"] <= 1 + 1e-12 for r in rows)   # ratios are ≤ 1 by definition (sanity)
+    c, c_hat = B.thm31_c(xn, gn, U), B.thm31_c(xn, gn, s_min)
+    assert B.thm31_bound(l_nv, xn, gn, U) < 1 <= B.thm31_bound(l_nv - 1, xn, gn, U)
+    # size of the finding: with the certified s* ≤ U = 3.06 the bound is ≥ 1 up to ℓ ≈ 1e3 (81c², c = 3.6), which
+    # covers every measured layer; with s* = ŝ it would be ≈ 1.2e5
+    assert 500 <= l_nv <= 2000 and max(p["L"] for p in pts) < l_nv, (U, l_nv)
     verdict = _overall(rows)
     series = {}
     for pt in pts:
@@ -81,8 +109,10 @@ def test_thm31_ratios_versus_bound(record, ctx):
                                             and r["ℓ"] >= 3), default=None)} for p in pts]
     pol = [t for t in table if t["max tail(W_ℓ), 3 ≤ ℓ < L, after perturbation"] is not None]
     cold = [t for t in table if t["max tail(W_ℓ), 3 ≤ ℓ < L, after perturbation"] is None and t["L"] > 3]
-    finding = (f"Thm 3.1's bound 8cℓ^(−1/2)/(1−cℓ^(−1/2)) with c = R*√(2 log R*) = {c:.1f} (ŝ = {s_min:.5f}) is "
-               f"undefined or ≥ 1 at every layer up to ℓ = {l_nv - 1}, so every measured layer is vacuous. Observed: "
+    finding = (f"Thm 3.1's bound 8cℓ^(−1/2)/(1−cℓ^(−1/2)), c = R*√(2 log R*), decreases in s*; with the certified "
+               f"upper bound s* ≤ U = {U:.4f} (Lipschitz LP) c ≥ {c:.2f} and the bound is undefined or ≥ 1 at every layer "
+               f"up to ℓ = {l_nv - 1} (certified; with s* = ŝ = {s_min:.5f} it would be up to ℓ = {l_nv_hat - 1}), so "
+               f"every measured layer (ℓ ≤ {max(p['L'] for p in pts)}) is vacuous. Observed: "
                f"layers 1–2 carry ratios up to {max(t['max ratio, layers 1–2'] for t in table):.3f}; "
                + "; ".join(f"at the cold-start L={t['L']} optimum (ŝ = {t['speed ŝ']:.4f}) layers ≥ 3 reach "
                            f"{t['max ratio, layers ≥ 3']:.2g}" for t in cold)
@@ -90,17 +120,21 @@ def test_thm31_ratios_versus_bound(record, ctx):
                                   f"{t['max tail(W_ℓ), 3 ≤ ℓ < L, after perturbation']:.2g} and polishing brought "
                                   f"every ratio of layers ≥ 3 down to {t['max ratio, layers ≥ 3']:.2g} (ŝ = {t['speed ŝ']:.5f})"
                                   for t in pol) + ".")
-    record(verdict, observed=max(r["max ratio"] for r in rows), bound=math.inf if verdict == "vacuous" else
-           min(r["bound B(ℓ)"] for r in rows if r["bound B(ℓ)"] is not None), table=table + rows, series=series,
+    finite = [r["bound at s* = U (smallest)"] for r in rows if r["bound at s* = U (smallest)"] is not None]
+    record(verdict, observed=max(r["max ratio"] for r in rows), bound=math.inf if not finite else min(finite),
+           table=table + rows, series=series, finding_type="vacuous" if verdict == "vacuous" else
+           ("inconclusive" if verdict == "inconclusive" else ""), covers=["tail(W_l)", "tail(Zsigma_l)", "nu_l"],
            config={"data": "circle (Example 1)", "width": 8, "points": [(p["L"], p["source"]) for p in pts],
-                   "perturbation (relative Frobenius, every layer)": PERTURB},
-           tightness=f"R* = {xn * gn / s_min:.3f}, c = {c:.2f}: denominator positive from ℓ = {l_pos}, bound < 1 from "
-                     f"ℓ = {l_nv}",
+                   "perturbation (relative Frobenius, every layer)": PERTURB, "upper bound on s* (Lipschitz LP)": U},
+           tightness=f"certified (s* ≤ U = {U:.4f}): R* ≥ {xn * gn / U:.3f}, c ≥ {c:.2f}, denominator positive from at most "
+                     f"ℓ = {l_pos}, bound < 1 from at most ℓ = {l_nv}; optimistic (s* = ŝ = {s_min:.5f}): c = {c_hat:.1f}, "
+                     f"ℓ = {l_pos_hat} and {l_nv_hat}",
            finding=finding if verdict == "vacuous" else "",
-           note="s* is replaced by the point's certified speed ŝ ≤ s* (B is decreasing in s*, so this only makes the "
-                "bound larger). Near-optimality is not certified: s*(L) ∈ [max(ŝ(L), ŝ(3)), Lipschitz bound] "
-                "(Prop 3.2 gives s*(L) ≥ s*(3)). Deep points are not rank one by construction: cold starts use no "
-                "construction; the EXTEND points were perturbed in every layer before polishing.")
+           note="B decreases in s*, which is only bracketed: ŝ ≤ s* ≤ U. Vacuity is certified with U (the bound at the "
+                "true s* is at least the bound at U); a 'holds' would need the ratio below the bound at U, a violation "
+                "a ratio above the bound at ŝ. Near-optimality of the points is not certified. Deep points are not rank "
+                "one by construction: cold starts use no construction; the EXTEND points were perturbed in every layer "
+                "before polishing.")
     assert verdict != "violated", [r for r in rows if r["verdict"] == "violated"]
 
 
@@ -116,14 +150,15 @@ def test_thm31_comparison_rejects_tightened_constant(record, ctx):
         den = 1 - c / math.sqrt(ell)
         return math.inf if den <= 0 else 8 * c / math.sqrt(ell) / den
 
-    rows = _layer_rows(pts, X, G, tight)
+    rows = _layer_rows(pts, X, G, tight, ex.lipschitz_bound(X, G))
     bad = [r for r in rows if r["verdict"] == "violated"]
     rejected = len(bad) > 0
     record("holds" if rejected else "violated", role="companion", observed=len(bad), bound=0,
            table=bad[:10], config={"wrong version": "c → c/1000"},
            note=f"with c/1000 the bound is < 1 from ℓ = 1 and {len(bad)} of {len(rows)} measured layers exceed it "
                 f"(e.g. layer {bad[0]['ℓ']} at L={bad[0]['L']}: ratio {bad[0]['max ratio']:.3f} > "
-                f"{bad[0]['bound B(ℓ)']:.3f})" if bad else "the tightened bound was never exceeded")
+                f"{bad[0]['bound at s* = ŝ (largest)']:.3f}, the largest value the bound can take)" if bad
+                else "the tightened bound was never exceeded")
     assert rejected
 
 
@@ -149,15 +184,33 @@ def test_thmA7_three_forms_agree(record, ctx):
     frac_rejected = float((wd > 1e-12).mean())
     ok = worst <= 1e-12    # closed forms in float64: ~1e-15
     rejected = frac_rejected >= 0.99 and float(np.median(wd)) > 1e-2
-    X, G = data.unit_circle_8(device=ctx.device)
-    th, s = circle_optimum(ctx.profile, ctx.seed, str(ctx.device))
-    record("vacuous" if ok else "violated", observed=worst, bound=1e-12, config={"draws": n},
+    record("holds" if ok else "violated", observed=worst, bound=1e-12, config={"draws": n}, evidence="identity",
+           covers=["three forms equal"],
            tightness=f"mutated c_A (√2 and a factor dropped) rejected on {frac_rejected:.1%} of draws "
                      f"(median rel. diff {float(np.median(wd)):.2g})",
-           finding=f"Thm A.7 = Thm 3.1 (c_A = s*·c = ‖G‖·c_p, agreement {worst:.1e}); on the circle data with "
-                   f"ŝ = {s:.5f} it is vacuous below ℓ = {B.thm31_bite_layer(float(X.norm()), float(G.norm()), s)[1]}.",
-           note="the printed 's* = min Tr[·]' must be read as −min (sign slip)")
+           note="Thm A.7's bound, its proof's last display and Thm 3.1's bound are one number (c_A = s*·c = ‖G‖·c_p): "
+                f"agreement {worst:.1e}. The printed 's* = min Tr[·]' must be read as −min (sign slip).")
     assert ok and rejected, (worst, frac_rejected)
+
+
+@pytest.mark.claim("bantzis2025/thm-A.7")
+def test_thmA7_vacuous_on_circle_data(record, ctx):
+    """Thm A.7's bound on the circle data, with s* replaced by its certified upper bound U (the bound decreases in
+    s*, so this is its smallest possible value): ≥ 1 for every ℓ up to ≈ 1e3, hence vacuous at every trainable depth."""
+    X, G = data.unit_circle_8(device=ctx.device)
+    xn, gn = float(X.norm()), float(G.norm())
+    th, s = circle_optimum(ctx.profile, ctx.seed, str(ctx.device))
+    U, (l_pos, l_nv), (_, l_nv_hat) = _thm31_horizons(X, G, s)
+    assert B.thmA7_bound(l_nv - 1, xn, gn, U) >= 1 > B.thmA7_bound(l_nv, xn, gn, U)
+    assert 500 <= l_nv <= 2000, l_nv       # size: certified vacuous up to ℓ ≈ 1e3 (≈ 1.2e5 if s* were ŝ)
+    record("vacuous", observed=l_nv, bound=None, finding_type="vacuous", covers=["bound at the optimum"],
+           config={"data": "circle (Example 1)", "certified speed ŝ (lower bound on s*)": s,
+                   "Lipschitz upper bound U on s*": U},
+           tightness=f"bound ≥ 1 for ℓ < {l_nv} at s* = U (certified); for ℓ < {l_nv_hat} at s* = ŝ (optimistic)",
+           finding=f"On the circle data Thm A.7's bound 8c_Aℓ^(−1/2)/(s* − c_Aℓ^(−1/2)) is undefined or ≥ 1 for every "
+                   f"ℓ < {l_nv}, certified with s* ≤ U = {U:.4f} (the bound decreases in s*); with s* = ŝ = {s:.5f} the "
+                   f"range would extend to ℓ < {l_nv_hat}. Every ratio is ≤ 1, so the theorem says nothing at any depth "
+                   "that can be trained.")
 
 
 def _a5_setup(ctx, gen, eps, aligned=True):
@@ -208,17 +261,33 @@ def test_strong_control_sublevel_form(record, ctx, eps):
                       1).amax(1)
     obs = float(per[sub].max())
     bA5, b33 = B.bA5(gn, gv, un, vn, eps), B.b33(gn, eps, s_hat)
+    # the bounds' values against an independent evaluation of the printed formulas (a changed constant fails)
+    assert abs(bA5 - 2 * (2 * (gn / (gv * un) + 1 / (un * vn)) * eps)) <= 1e-12 * bA5
+    assert abs(b33 - 8 * gn * eps / (s_hat - gn * eps)) <= 1e-12 * b33
     assert bA5 <= b33 * (1 + 1e-12)      # B_A5 ≤ B_3.3 (algebra; sanity)
     ok = obs <= bA5
     i = o.best_index()
-    record(verdict_for(obs, bA5, "<=", vacuous_if=bA5 >= 1), observed=obs, bound=bA5,
+    # as stated: the printed bound B_3.3(s*) at its smallest possible value, s* ≤ ‖Gv‖‖u‖ + ‖G‖ε (A.5 (i)–(ii)),
+    # for every sublevel point (the set that contains θ*; the best restart approximates θ*)
+    b33_lo = B.b33(gn, eps, gv * un + gn * eps)
+    v33 = verdict_for(obs, b33_lo, "<=", vacuous_if=b33_lo >= 1)
+    record(v33, observed=obs, bound=b33_lo, finding_type="vacuous" if v33 == "vacuous" else "",
+           covers=["tail(W_l)", "tail(Zsigma_l)", "nu_l"],
+           config={"eps": eps, "L": L, "width": 6, "G": "aligned −v + 0.3·noise", "restarts": R_,
+                   "restarts in the sublevel set (tested)": int(sub.sum())},
+           tightness=f"observed / B_3.3(s* = ‖Gv‖‖u‖ + ‖G‖ε) = {obs / b33_lo:.2e} (smallest value the printed bound can take)",
+           note="Printed bound 8‖G‖ε/(s* − ‖G‖ε) evaluated at the upper end of s* (so at most the true bound), compared "
+                f"with every ratio of the {int(sub.sum())} restarts in the sublevel set that contains θ*.")
+    verdict = verdict_for(obs, bA5, "<=", vacuous_if=bA5 >= 1)
+    record(verdict, observed=obs, bound=bA5, reading="proof-step", finding_type="vacuous" if verdict == "vacuous" else "",
            config={"eps": eps, "L": L, "width": 6, "G": "aligned −v + 0.3·noise", "restarts": R_,
                    "restarts in the sublevel set (tested)": int(sub.sum())},
            tightness=f"observed/B_A5 = {obs / bA5:.2e} (max over {int(sub.sum())} sublevel restarts); B_3.3(ŝ) = {b33:.4f}",
            table=[{"layer": k, "tail W (best)": float(r.tail_W[i, k]), "tail Zσ (ℓ=k, best)": float(r.tail_Z[i, k]),
                    "ν (best)": float(r.nu[i, k - 1]) if 0 < k < L else None} for k in range(L)],
            finding="" if bA5 < 1 else f"B_A5 = {bA5:.3g} ≥ 1 at this ε: vacuous",
-           note=f"{int(sub.sum())}/{R_} restarts satisfy −Tr ≥ ‖Gv‖‖u‖ − ‖G‖ε (threshold {thr:.6f}, best ŝ = {s_hat:.6f}); "
+           note=f"Proof-level (sublevel) form of A.5, which implies the printed statement at θ* (θ* is in the sublevel "
+                f"set and B_A5 ≤ B_3.3(s*)). {int(sub.sum())}/{R_} restarts satisfy −Tr ≥ ‖Gv‖‖u‖ − ‖G‖ε (threshold {thr:.6f}, best ŝ = {s_hat:.6f}); "
                 "every one of them has all ratios ≤ B_A5. (i) rank-one value attained and never exceeded; (ii) "
                 "perturbation bound on 500 random θ.")
     assert ok
@@ -252,16 +321,34 @@ def test_prop33_on_optimum(record, ctx):
         r = ratios(o.member(o.best_index()), Xin)
         obs = max(float(r.tail_W.nan_to_num(0).max()), float(r.tail_Z.nan_to_num(0).max()),
                   float(r.nu.nan_to_num(0).max()))
-        b = B.b33(float(G.norm()), eps, o.best)
-        rows.append({"eps": eps, "ŝ": o.best, "max ratio": obs, "B_3.3(ŝ)": b if math.isfinite(b) else None,
-                     "vacuous": b >= 1, "eps where B_3.3 = 1": o.best / (9 * float(G.norm())), "ok": obs <= b})
-    ok = all(r["ok"] for r in rows)
-    verdict = "violated" if not ok else ("holds" if not all(r["vacuous"] for r in rows) else "vacuous")
-    record(verdict, observed=max(r["max ratio"] for r in rows), bound=min(r["B_3.3(ŝ)"] or math.inf for r in rows),
-           table=rows, finding="" if verdict != "vacuous" else "B_3.3 ≥ 1 at every tested ε",
-           note="B_3.3 evaluated with ŝ ≤ s* (a consistency report; the certificate is A.5's sublevel "
-                "form). Non-vacuous iff ε < s*/(9‖G‖).")
-    assert ok, rows
+        gn, gv, un = float(G.norm()), float((G @ v).abs()), float(u.norm())
+        # s* is bracketed: ŝ ≤ s* ≤ ‖Gv‖‖u‖ + ‖G‖ε (A.5 (i)–(ii): the rank-one value plus the perturbation), and B_3.3
+        # decreases in s*: B(upper) ≤ B(s*) ≤ B(ŝ). 'holds' needs the ratio ≤ B(upper), 'vacuous' B(upper) ≥ 1.
+        s_up = gv * un + gn * eps
+        assert o.best <= s_up * (1 + 1e-12), (o.best, s_up)
+        b_lo, b_hi = B.b33(gn, eps, s_up), B.b33(gn, eps, o.best)
+        # the bound's value against an independent evaluation of the printed formula 8‖G‖ε/(s* − ‖G‖ε)
+        assert abs(b_lo - 8 * gn * eps / (s_up - gn * eps)) <= 1e-12 * b_lo, b_lo
+        v = ("vacuous" if not math.isfinite(b_lo) or b_lo >= 1 else "holds" if obs <= b_lo else
+             "violated" if math.isfinite(b_hi) and obs > b_hi else "inconclusive")
+        rows.append({"eps": eps, "ŝ": o.best, "upper bound on s*": s_up, "max ratio": obs,
+                     "B_3.3 at s* = upper (smallest)": b_lo if math.isfinite(b_lo) else None,
+                     "B_3.3(ŝ) (largest)": b_hi if math.isfinite(b_hi) else None, "verdict": v,
+                     "eps where B_3.3 = 1 (at ŝ)": o.best / (9 * gn), "observed / smallest bound": obs / b_lo})
+    vs = [r["verdict"] for r in rows]
+    verdict = ("violated" if "violated" in vs else "vacuous" if all(x == "vacuous" for x in vs) else
+               "holds" if all(x in ("holds", "vacuous") for x in vs) else "inconclusive")
+    fin = [r["B_3.3 at s* = upper (smallest)"] for r in rows if r["B_3.3 at s* = upper (smallest)"] is not None]
+    record(verdict, observed=max(r["max ratio"] for r in rows), bound=min(fin) if fin else math.inf,
+           table=rows, finding="" if verdict not in ("vacuous", "inconclusive") else "B_3.3 ≥ 1 at every tested ε",
+           finding_type=verdict if verdict in ("vacuous", "inconclusive") else "",
+           covers=["tail(W_l)", "tail(Zsigma_l)", "nu_l"],
+           tightness="observed / smallest possible bound per ε: " + ", ".join(
+               f"{r['observed / smallest bound']:.1e} (ε = {r['eps']:g}, {r['verdict']})" for r in rows),
+           note="s* ∈ [ŝ, ‖Gv‖‖u‖ + ‖G‖ε]; each ε is judged on the conservative side (holds: ratio ≤ B at the upper end; "
+                "vacuous: B ≥ 1 at the upper end). The solver point is not a certified optimum; the certificate is A.5's "
+                "sublevel form. Non-vacuous iff ε < s*/(9‖G‖).")
+    assert verdict != "violated", rows
 
 
 def _telescoping(th, X, G, drop_last_op=False):
@@ -323,7 +410,7 @@ def test_log_stable_rank_budget(record, ctx):
                      "middle ≤ 2 log R": b2, "max budget ratio Σlog srank / 2 log R": float((budget / top).max())})
     ok = all(r["telescoping rel err"] <= 1e-10 and r["Σlog srank ≤ middle"] and r["middle ≤ 2 log R"] for r in rows)
     mx = max(r["max budget ratio Σlog srank / 2 log R"] for r in rows)
-    record("holds" if ok else "violated", observed=mx, bound=1.0, table=rows,
+    record("holds" if ok else "violated", observed=mx, bound=1.0, table=rows, reading="proof-step",
            tightness="largest budget ratio Σ log srank(Zσ_ℓ) / (2 log R(c_0)) over all θ",
            note="Σ_{ℓ=0}^{L−1} log srank(Zσ_ℓ) ≤ log(‖X‖²/‖Z_L‖²) + log Π‖W_ℓ‖_F² ≤ 2 log(‖X‖‖G‖/c_0). "
                 f"Largest budget ratio {mx:.3f}: a constant tightened by a factor κ is rejected by these θ only if "
@@ -394,12 +481,13 @@ PS = np.round(np.linspace(0.01, 0.99, 99), 12)
 
 
 @pytest.mark.claim("bantzis2025/prop-3.4")
+@pytest.mark.claim("bantzis2025/prop-A.4")
 def test_many_nearly_rank_one_layers(record, ctx):
     """For every θ (‖θ‖² ≤ L, c_0 > 0) and every p on a 99-point grid: ≥ (1−p)L layers ℓ ∈ 0..L−1 with
     tail(Zσ_ℓ) ≤ 2 log R(c_0)/(pL). An instance is non-vacuous only where the threshold is < 1 *and* the count
     asks for ≥ 2 layers ((1−p)L ≥ 2); the p = 1/2 instance is reported for every row."""
     rows = []
-    gen = record.generator({"test": "3.4"})
+    gen = record.generator({"test": "3.4"}, claim="bantzis2025/prop-3.4")
     Xg = torch.randn(12, 3, generator=gen, dtype=ctx.dtype)
     Gg = torch.randn(12, generator=gen, dtype=ctx.dtype)
     th_E = ctx.pick(quick=100, full=2000)
@@ -424,7 +512,20 @@ def test_many_nearly_rank_one_layers(record, ctx):
     nonvac = [r for r in rows if r["non-vacuous p range"]]
     half_nv = [r for r in rows if r["p = 1/2 (worst θ)"]["threshold"] < 1]
     verdict = "violated" if not ok else ("holds" if nonvac else "vacuous")
-    record(verdict, observed=min(r["min_p #good − (1−p)L"] for r in rows), bound=0.0, table=rows,
+    # Prop A.4 states the same count with the threshold written 2(log‖X‖ + log‖G‖ − log c_0)/(pL): the same number
+    # (checked on the circle data), so the same measurement is its record too
+    X0, G0 = data.unit_circle_8(device=ctx.device)
+    for c0 in (0.1, 0.5, 2.0):
+        a4 = 2 * (math.log(float(X0.norm())) + math.log(float(G0.norm())) - math.log(c0)) / (0.5 * 6)
+        assert abs(a4 - B.prop34_threshold(float(X0.norm()), float(G0.norm()), c0, 0.5, 6)) <= 1e-12 * abs(a4)
+    record(verdict, claim="bantzis2025/prop-A.4", observed=min(r["min_p #good − (1−p)L"] for r in rows), bound=0.0,
+           table=rows, finding_type="vacuous" if verdict == "vacuous" else "",
+           covers=["every theta with ||theta||^2 <= L, c_0 > 0", "every p in (0,1)"],
+           tightness="slack of the count at the worst p (≥ 0 required), threshold in A.4's form (Eq. 3)",
+           note="Eq. (3) of Prop A.4 is Prop 3.4's count (same threshold); see the prop-3.4 record for the rows.")
+    record(verdict, claim="bantzis2025/prop-3.4", observed=min(r["min_p #good − (1−p)L"] for r in rows), bound=0.0, table=rows,
+           finding_type="vacuous" if verdict == "vacuous" else "",
+           covers=["every theta with ||theta||^2 <= L, c_0 > 0", "every p in (0,1)"],
            config={"p grid": "0.01..0.99 (99 values)", "non-vacuous": "threshold < 1 and (1−p)L ≥ 2"},
            tightness="slack of the count at the worst p (≥ 0 required); p = 1/2 slack per row in the table",
            finding="" if nonvac else "thresholds ≥ 1 wherever the count asks for ≥ 2 layers, at every tested depth",
@@ -494,6 +595,7 @@ def test_nonnegative_top_singular_vectors(record, ctx):
     # SVD of ≤ 7×7 matrices in float64: sign-fixed entries are ≥ −1e-15 when non-negative; power iteration 1e-10
     ok = worst <= 1e-12 and max(res) <= 1e-10 and nonneg
     record("holds" if ok else "violated", observed=worst, bound=1e-12, config={"matrices": checked},
+           covers=["simple top singular value", "degenerate top singular value"],
            note="most negative entry of the sign-fixed top pair; A^T A u = s_1² u and A u = s_1 v (printed "
                 "'s_1 u_1' and 'Av_1' are typos); degenerate cases by Perron power iteration; a signed matrix fails.")
     assert ok, (worst, res)

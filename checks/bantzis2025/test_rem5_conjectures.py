@@ -61,6 +61,7 @@ def test_weak_balancedness_is_conserved(record, ctx):
     assert moved                    # precondition: the flow went somewhere
     ok = conv and not_cons
     record("holds" if ok else "violated", observed=dn[-1], bound=ff.intercept, table=rows,
+           covers=["(3) weak balancedness conserved"],
            config={"depth": 4, "width": 5, "init std": 0.5, "horizon": 3.0, "loss": "MSE", "dt grid": dts},
            tightness=f"per-neuron drift ∝ dt^{fn.exponent:.2f} (99% CI {fn.ci[0]:.2f}..{fn.ci[1]:.2f}); full-matrix drift "
                      f"→ {ff.intercept:.3g} as dt → 0 (99% CI {ff.intercept_ci[0]:.3g}..{ff.intercept_ci[1]:.3g})",
@@ -99,6 +100,7 @@ def test_conjectures_evidence(record, ctx):
                         f"{deep_max(pt):.2g}" + (f" (perturbed to {pt['before']:.2g} before polishing)"
                                                  if math.isfinite(pt["before"]) else "") for pt in pts if pt["L"] > 3)
     record("not-applicable", observed=max(p["speed"] for p in pts), bound=None, table=rows,
+           covers=["(1)-(2) conjectures"],
            note="Conjectures (1) large width finds the optimum — evidence in fig-2 (success fraction vs width); "
                 f"(2) finitely many high-rank layers then rank-one identity-like layers — on the circle data: {summary}. "
                 "The converse (rank-one tails ⇒ s*(L) = s*(L_0)) and (4) BN-rank incremental learning are not "
