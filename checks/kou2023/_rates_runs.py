@@ -27,7 +27,7 @@ def leaky_long_config(ctx) -> ks.KouConfig:
 def _leaky_long(key, ctx):
     cfg = leaky_long_config(ctx)
     data = ks.make_data(cfg, ctx.generator("kou2023/thm-4.1", cfg.key()), device=ctx.device)
-    net = ks.make_net(cfg, data, ctx.generator("kou2023/thm-4.1", cfg.key("init")))
+    net = ks.make_net(cfg, data, ctx.generator("kou2023/thm-4.1", cfg.key("init")), on_events=True)
     return ks.simulate(cfg, data, net, observe=OBS)
 
 
@@ -47,7 +47,8 @@ def _orth_pair(key, ctx):
     """Leaky and ReLU trained on the same orthonormal data from the same W(0) (Remark 4.4)."""
     cfg_r = orth_config(ctx, "relu")
     data = ks.make_data(cfg_r, ctx.generator("kou2023/lem-F.3", cfg_r.key()), device=ctx.device)
-    net_r = ks.make_net(cfg_r, data, ctx.generator("kou2023/lem-F.3", cfg_r.key("init")))
+    # initialization on the events of Lemmas A.1 and A.2 (Appendices E–G are stated on them)
+    net_r = ks.make_net(cfg_r, data, ctx.generator("kou2023/lem-F.3", cfg_r.key("init")), on_events=True)
     cfg_l = orth_config(ctx, "leaky_relu")
     net_l = ks.make_net(cfg_l, data, None)
     net_l.W = net_r.W.clone()  # the same initialization for both activations
@@ -70,7 +71,7 @@ def relu_c0r_config(ctx, p: float) -> ks.KouConfig:
 def _relu_c0r(key, ctx, p):
     cfg = relu_c0r_config(ctx, p)
     data = ks.make_data(cfg, ctx.generator("kou2023/lem-G.1", cfg.key()), device=ctx.device)
-    net = ks.make_net(cfg, data, ctx.generator("kou2023/lem-G.1", cfg.key("init")))
+    net = ks.make_net(cfg, data, ctx.generator("kou2023/lem-G.1", cfg.key("init")), on_events=True)
     return ks.simulate(cfg, data, net, observe=OBS)
 
 

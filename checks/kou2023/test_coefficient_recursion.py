@@ -121,6 +121,10 @@ def test_recursion_and_decomposition(act, gamma, ctx, record):
     _decomposition_unique(ew, record)
 
 
+# registry part names of the two activations (lem-5.2, lem-A.3, def-5.1 list both)
+_PART = {"leaky_relu": "leaky ReLU", "relu": "ReLU"}
+
+
 def _hyp(ew) -> dict:
     """Hypothesis report (def-B.2) of the two E-W members (D-N(d) and D-G(1/20n)), one row each."""
     act, gamma, r = ew
@@ -171,7 +175,8 @@ def _reconstruction(ew, record):
     assert err32 > 1e3 * EXACT  # float32 cannot meet the float64 tolerance: the check is precision-sensitive
     obs = max(worst)
     verdict = "holds" if obs <= EXACT else "violated"
-    record(claim="kou2023/lem-5.2", verdict=verdict, observed=obs, bound=EXACT, config={"act": act, "gamma": gamma, "n": r["n"], "d": r["d"],
+    record(claim="kou2023/lem-5.2", verdict=verdict, observed=obs, bound=EXACT, evidence="identity",
+           covers=[_PART[act]], config={"act": act, "gamma": gamma, "n": r["n"], "d": r["d"],
                                                       "m": r["m"], "steps": r["steps"], "datasets": ["D-N", "D-G"]},
            hypotheses=_hyp(ew),
            tightness="max relative reconstruction error (float64 exact identity)", series=series,
@@ -187,6 +192,7 @@ def _printed_recursion(ew, record):
     res = r["rec_res"]
     ok = res <= EXACT and r["sign_viol"] == 0 and r["mono_viol"] == 0
     record(claim="kou2023/lem-5.2", verdict="holds" if ok else "violated", observed=res, bound=EXACT,
+           evidence="identity", covers=[_PART[act]],
            config={"act": act, "steps": r["steps"], "n": r["n"], "m": r["m"], "d": r["d"]}, hypotheses=_hyp(ew),
            table=[{"version": "printed (5.4)-(5.5)", "max rel residual": res}]
            + [{"version": k, "max rel residual": v} for k, v in r["wrong_res"].items()],
@@ -208,7 +214,7 @@ def _closed_form_sums(ew, record):
     act, gamma, r = ew
     res = r["a3_res"]
     record(claim="kou2023/lem-A.3", verdict="holds" if res <= EXACT else "violated", observed=res, bound=EXACT,
-           config={"act": act, "steps": r["steps"], "n": r["n"], "m": r["m"]}, hypotheses=_hyp(ew),
+           evidence="identity", covers=[_PART[act]], config={"act": act, "steps": r["steps"], "n": r["n"], "m": r["m"]}, hypotheses=_hyp(ew),
            tightness="max over steps and entries of |ρ_rec − closed form| / max|ρ|",
            note=f"wrong version (sum over s ≤ t): {r['a3_wrong']:.3g}")
     record(claim="kou2023/lem-A.3", verdict="holds" if r["a3_wrong"] > 1e3 * EXACT else "violated", role="companion",
@@ -244,6 +250,7 @@ def _decomposition_unique(ew, record):
     obs = max(ratios)
     ok = rel <= EXACT and obs <= 1
     record(claim="kou2023/def-5.1", verdict="holds" if ok else "violated", observed=obs, bound=1.0, config={"act": act, "t": T},
+           evidence="identity", covers=[_PART[act]],
            hypotheses=_hyp(ew),
            tightness="max |ρ − ⟨Δw,x⟩| / (p R_min⁻² Σ|ρ_other| + 1e-12 max|ρ|) (≤ 1 exact up to rounding)",
            note=f"reconstruction rel error {rel:.2e}; per dataset ratio {ratios}")
@@ -288,7 +295,7 @@ def test_network_definition(ctx, record):
         assert s.tolist() == [gam or 0.0, 1.0, 1.0], s  # paper: σ'(z) = 1 for z ≥ 0
     obs = max(errs)
     # forward is a sum of m terms of size ≤ ~3: rounding ≤ m·ulp·3 ≈ 5e-15
-    record("holds" if obs <= 1e-14 else "violated", observed=obs, bound=1e-14,
+    record("holds" if obs <= 1e-14 else "violated", observed=obs, bound=1e-14, evidence="identity",
            tightness="max |forward − formula (3.1)| over both activations", note="σ'(-1,0,1) = (γ,1,1)")
     record("holds" if min(wrong) > 1e-6 else "violated", role="companion", observed=min(wrong), bound=1e-14,
            note=f"wrong normalisation 1/(m−1) for 1/m: error {min(wrong):.3g} (rejected)")
@@ -336,7 +343,8 @@ def test_gd_update_and_gradient(ctx, record):
     big = models.TwoClassNet.init(200, 10, 50, sigma0=0.2, act="relu", generator=gen).W
     var_ratio = float(big.var() / 0.04)
     ok = rel <= 1e-7 and step_err <= 1e-14 and abs(var_ratio - 1) < 0.02
-    record("holds" if ok else "violated", observed=rel, bound=1e-7, tightness="printed gradient vs finite differences",
+    record("holds" if ok else "violated", observed=rel, bound=1e-7, evidence="identity",
+           tightness="printed gradient vs finite differences",
            note=f"GD step vs printed update {step_err:.2e}; dropped-1/m version rel error {wrong:.3g}; "
                 f"init sample variance / σ₀² = {var_ratio:.4f}")
     record("holds" if wrong > 1.0 else "violated", role="companion", observed=wrong, bound=1e-7,

@@ -112,7 +112,7 @@ def test_leaky_balance_c0l(c0l, record):
     ser["c1 gamma^2 (pass line 0.1 gamma^2)"] = {"x": [1, int(t[-1])], "y": [C1_MIN * g ** 2] * 2,
                                                  "plot": "sum-form balance"}
     for cid in ("kou2023/lem-5.4", "kou2023/lem-B.1"):
-        record(claim=cid, verdict="holds" if ok else "violated", observed=c1, bound=C1_MIN,
+        record(claim=cid, verdict="holds" if ok else "violated", observed=c1, bound=C1_MIN, covers=["every step t ≥ 1"],
                tightness="implied constant ĉ₁ = min over every step t ≥ 1 of r_bal(t)/γ² (the lemma only asserts "
                          "some c₁ > 0; pass: ĉ₁ ≥ 0.1 and tail trend ≥ 0.9)",
                config=cfgd, hypotheses=run.hyp, series=ser,
@@ -182,7 +182,7 @@ def test_leaky_balance_c0l(c0l, record):
     hook = run.hook_out
     c1r = float(hook.c1_ratio.max())
     okc = c1r <= 1 + EXACT
-    record(claim="kou2023/lem-C.1", verdict="holds" if okc else "violated", observed=c1r, bound=1.0,
+    record(claim="kou2023/lem-C.1", verdict="holds" if okc else "violated", observed=c1r, bound=1.0, evidence="identity",
            tightness="max over every step of spread/((1−γ)S_i(t)); 1 = tight", config=cfgd, hypotheses=run.hyp,
            note="evaluated at every step (not only on the grid)")
     if not okc:
@@ -190,7 +190,7 @@ def test_leaky_balance_c0l(c0l, record):
     # ---- Lemma B.2 explicit form (every step): min|ρ|/max|ρ| ≥ γR_min²/R_max² min_{s<t}|ℓ'| ------------
     b2 = float(hook.b2_ratio_until().min())
     okb = b2 >= 1 - EXACT
-    record(claim="kou2023/lem-B.2", verdict="holds" if okb else "violated", observed=b2, bound=1.0,
+    record(claim="kou2023/lem-B.2", verdict="holds" if okb else "violated", observed=b2, bound=1.0, evidence="identity",
            tightness="min over every step t ≥ 1 of lhs/rhs (≥ 1); slack factor of the explicit bound",
            config=cfgd, hypotheses=run.hyp, note="c₂ = c R_min²/R_max² with c = min_{s<t}|ℓ'| (the proof's c)")
     if not okb:
@@ -264,7 +264,7 @@ def test_balance_constant_trend_over_n_m(ctx, record):
     ok4 = all(r["B.4 rule kappa >= c1_hat gamma^4"] for r in rows)
     hyp = {"all_inside": all(r["inside"] for r in rows), "per run": "see table"}
     record(claim="kou2023/lem-5.4", verdict="holds" if ok else "violated", observed=min(c1s), bound=C1_MIN,
-           table=rows, hypotheses=hyp,
+           table=rows, hypotheses=hyp, covers=["constant independent of n, m"],
            tightness=f"min over (n, m) of ĉ₁ (grid minima); spread max/min = {spread:.3f} (< {SPREAD_MAX} required)",
            series={"c1_hat vs n (m=20)": {"x": [r["n"] for r in rows if r["m"] == rows[0]["m"]],
                                           "y": [r["c1_hat"] for r in rows if r["m"] == rows[0]["m"]],

@@ -143,6 +143,7 @@ def test_leaky_pattern_freezes_and_increments_equalize(ctx, record):
     ok7 = max(dev_eq) <= EXACT and max(dev_g) <= EXACT
     for cid in ("kou2023/lem-5.7", "kou2023/lem-D.1"):
         record(claim=cid, verdict="holds" if ok7 else "violated", observed=max(max(dev_eq), max(dev_g)), bound=EXACT,
+               evidence="identity",
                tightness="max relative deviation from equal increments / γ-scaling, from t_ref ≥ T_stab",
                config=cfg.as_dict(), hypotheses=run.hyp,
                note=f"equal increments {max(dev_eq):.2e}, γ-scaling {max(dev_g):.2e}; wrong versions: "
@@ -163,6 +164,7 @@ def test_leaky_pattern_freezes_and_increments_equalize(ctx, record):
     worst = max(float(spread_after[np.searchsorted(t, T_stab[e]):, e].max() / cap[e]) for e in range(cfg.E))
     okc2 = max(drift) <= EXACT and worst <= 1 + EXACT
     record(claim="kou2023/lem-C.2", verdict="holds" if okc2 else "violated", observed=max(drift), bound=EXACT,
+           evidence="identity",
            tightness="relative drift of ρ_{j,r,i} − ρ_{j,1,i} (⇔ E_j = W_j − 1w_{j,1}ᵀ) after T_stab",
            config=cfg.as_dict(), hypotheses=run.hyp,
            note=f"max spread after T_stab / ((1−γ)Ĉ) = {worst:.3f} (≤ 1: the constant C' of C.1 bounds it)")

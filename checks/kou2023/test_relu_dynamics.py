@@ -72,7 +72,8 @@ def _run(ctx, base, tag):
     cfg = base.replace(E=ctx.pick(quick=4, full=8), steps=ctx.pick(quick=20_000, full=200_000),
                        grid_points=ctx.pick(quick=50, full=80))
     data = ks.make_data(cfg, ctx.generator("kou2023/lem-5.5", cfg.key("data", tag)), device=ctx.device)
-    net = ks.make_net(cfg, data, ctx.generator("kou2023/lem-5.5", cfg.key("init", tag, cfg.E)))
+    # initialization on the events of Lemmas A.1 and A.2 (Appendix E is stated on them)
+    net = ks.make_net(cfg, data, ctx.generator("kou2023/lem-5.5", cfg.key("init", tag, cfg.E)), on_events=True)
     Z0 = ks.preact0(net, data)
     eta = torch.full((cfg.E,), ks.default_eta(cfg, data), dtype=data.X.dtype, device=data.X.device)
     S0 = ks.active_at_init(Z0, data)
@@ -115,6 +116,7 @@ def test_relu_balance_activation_and_log_bounds(which, ctx, record):
     ok5 = (mn >= C_MIN and all(balance_ok(t[1:], rr[:, e], shift[e]) for e in range(cfg.E)) and side_i <= EXACT
            and side_ii <= EXACT)
     record(claim="kou2023/lem-5.5", verdict="holds" if ok5 else "violated", observed=mn, bound=C_MIN,
+           covers=["every step t ≥ 1"],
            tightness=f"implied ĉ = min over every step of r^R_bal(t) (at step {mn_at}; the lemma asserts some constant c > 0)",
            config=cfgd, hypotheses=run.hyp,
            series={f"seed {e}": {"x": t[1:].tolist(), "y": rr[:, e].tolist(), "xlabel": "step t",
@@ -160,6 +162,7 @@ def test_relu_balance_activation_and_log_bounds(which, ctx, record):
     # ---- Lemma C.1 explicit form with γ = 0 (every step): spread ≤ S_i(t) ---------------------------
     c1r = float(run.hook_out.bounds.c1_ratio.max())
     record(claim="kou2023/lem-C.1", verdict="holds" if c1r <= 1 + EXACT else "violated", observed=c1r, bound=1.0,
+           evidence="identity",
            tightness="ReLU (γ = 0): max over every step of spread/S_i(t); 1 = tight", config=cfgd, hypotheses=run.hyp)
     if c1r > 1 + EXACT:
         fails.append(f"lem-C.1 (ReLU) ratio {c1r}")
@@ -178,6 +181,7 @@ def test_relu_balance_activation_and_log_bounds(which, ctx, record):
     c3 = c_prime / (1 - 2 * c_prime * eps / c1) if 2 * c_prime * eps / c1 < 1 else math.inf
     okE = c2_hat >= c2 and c3_hat <= c3 and lost == 0 and ok5
     record(claim="kou2023/lem-E.1", verdict="holds" if okE else "violated", observed=[c2_hat, c3_hat], bound=[c2, c3],
+           covers=["(1) balance", "(2) lower log bound", "(3) upper log bound", "(4) S_i(0) ⊆ S_i(t)"],
            ratio=c3_hat / c3, config=cfgd, hypotheses=run.hyp,
            tightness="ĉ₂ vs proof c₂ = 1/(c'(1+ε/c₁)) (lower), ĉ₃ vs c₃ = c'/(1−2c'ε/c₁) (upper); ratio = ĉ₃/c₃",
            table=[{"c2_hat": c2_hat, "c2 (proof)": c2, "c3_hat": c3_hat, "c3 (proof)": c3, "c_prime": c_prime,
@@ -213,7 +217,7 @@ def test_relu_balance_trend_over_n_m(ctx, record):
                      **ks.hyp_row(run.hyp)})
     cs = [r["c_hat"] for r in rows]
     ok = all(r["ok"] for r in rows)
-    record("holds" if ok else "violated", observed=min(cs), bound=C_MIN, table=rows,
+    record("holds" if ok else "violated", observed=min(cs), bound=C_MIN, table=rows, covers=["constant independent of n, m"],
            hypotheses={"all_inside": all(r["inside"] for r in rows), "per run": "see table"},
            tightness=f"min over (n, m) of ĉ (grid minima); max/min = {max(cs) / min(cs):.3f}",
            config={"grid": grid, "steps": steps})

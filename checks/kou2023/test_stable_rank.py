@@ -54,7 +54,7 @@ def test_stable_rank_definition(ctx, record):
     ranks = torch.linalg.matrix_rank(W).to(ctx.dtype)
     inside = bool(((via_svd >= 1 - 1e-12) & (via_svd <= ranks + 1e-12)).all())
     ok = err1 < 1e-12 and erre < 1e-12 and errg < 1e-12 and inside
-    record("holds" if ok else "violated", observed=max(err1, erre, errg), bound=1e-12,
+    record("holds" if ok else "violated", observed=max(err1, erre, errg), bound=1e-12, evidence="identity",
            tightness="max abs. error of srank on rank-one matrices, on I_7 (=7) and Gram route vs SVD route",
            note=f"rank-one error {err1:.1e}, I_7 error {erre:.1e}, Gram vs SVD {errg:.1e}; 1 ≤ srank ≤ rank: {inside}")
     # companion: ‖M‖_F²/‖M‖₂ (no square on the spectral norm) is rejected by the same comparison
@@ -106,16 +106,16 @@ def test_leaky_log_norms_srank_and_loss(ctx, record):
     assert hyp["inside"], hyp["outside_reasons"]  # precondition: the run is inside Theorem 4.1's hypotheses
     conf = cfg.as_dict()
     record("holds" if ok_a else "violated", observed=float(a.min()), bound=0.0,
-           config=conf, hypotheses=hyp,
+           config=conf, hypotheses=hyp, covers=["(a) Θ(log t) neuron norms"],
            tightness=(f"slopes a ∈ [{a.min():.4f}, {a.max():.4f}] (max SE {se.max():.1e}) vs derived p=0 constant "
                       f"{ref.round(4).tolist()} (max rel. dev {dev:.3%}, ≤ 3% required); window halves agree within "
                       f"{halves.max():.2%}"),
            series=_series(t, nr[:, 0, 0, 0], "‖w_{+1,1}(t)‖ (seed 0)", "neuron norm"))
     record("holds" if ok_b else "violated", observed=float(Linf.max()), bound=1.0,
-           config=conf, hypotheses=hyp,
+           config=conf, hypotheses=hyp, covers=["(b) stable rank → 1"],
            tightness=f"extrapolated lim srank(W_j) = {Linf.round(6).tolist()}; end value {srk[-1].max():.6f} (rate: lem-C.3)",
            series=_series(t, srk[:, 0, 0] - 1, "srank(W_{+1}) − 1", "srank − 1", logy=True))
-    record("holds" if ok_c else "violated", observed=float(s.min()), bound=alpha,
+    record("holds" if ok_c else "violated", observed=float(s.min()), bound=alpha, covers=["(c) loss rate t^-α"],
            config=conf, hypotheses={**hyp, "c1_hat": c1, "alpha": alpha},
            tightness=(f"loss exponent {s.round(4).tolist()} vs α(ĉ₁={c1:.3f})={alpha:.5f}; t·L(T)={tL.round(4).tolist()} "
                       f"vs derived p=0 limit {np.round(tL_ref, 4).tolist()}"),
@@ -138,7 +138,14 @@ def _stab_index(run) -> int:
     return int(idx[-1] + 1) if idx.size else 0
 
 
+# Tightness band of Lemma C.3's rate (finding "loose"): the fitted exponent k' of srank − 1 against ‖w_{j,1}‖ is
+# pinned in [K_LO, K_HI] around the derived value 2 (the rank-one certificate ‖E_j‖_F²/‖W_j‖₂² with E_j frozen decays
+# like ‖w‖⁻²): a rate off by a factor log t (k' = 1, the claim's) or log² t (k' = 3) falls outside
+K_LO, K_HI = 1.8, 2.2
+
+
 @pytest.mark.claim("kou2023/lem-C.3")
+@pytest.mark.claim("kou2023/thm-4.1")
 def test_leaky_srank_rate_and_certificate(ctx, record):
     """Lemma C.3: 1 ≤ srank(W_j) ≤ 1 + K/log t. Checks (i) (srank−1)·log t bounded and non-increasing
     over the last decade, (ii) fitted exponent k' of srank−1 ∝ ‖w_{j,1}‖^{−k'} is ≥ 1 (the claimed
@@ -176,22 +183,26 @@ def test_leaky_srank_rate_and_certificate(ctx, record):
     # sums drifts like √T·ulp(|ρ|) (≈ 3e-13 at T = 1e5, |ρ| ≈ 20): 1e-9 relative leaves room for that
     drift = float(((dC[ks_:] - ref).abs().amax((0, -1, -2)) / ref.abs().amax((-1, -2))).max())
     ok = bounded_nonincr and kp.min() >= 1 and viol == 0 and drift <= 1e-9
+    in_band = bool(K_LO <= kp.min() and kp.max() <= K_HI)  # size of the "loose" finding
     rejected = viol_quarter > 0 and kp.min() < 3
-    record("holds" if rejected else "violated", role="companion", observed=viol_quarter, bound=0,
+    record("holds" if rejected else "violated", claim="kou2023/lem-C.3", role="companion", observed=viol_quarter, bound=0,
            config=cfg.as_dict(),
            note=(f"mutations: a 4× tighter certificate ‖E‖_F²/(4‖W‖₂²) is violated at {viol_quarter} grid points; "
                  f"a rate 1/log³ t (k' ≥ 3) is rejected by the fitted k' = {kp.min():.3f} < 3"))
-    record("holds" if ok else "violated", observed=float(kp.min()), bound=1.0,
-           config=cfg.as_dict(), hypotheses=run.hyp,
-           tightness=(f"k' (vs ‖w‖) = {kp.min():.3f}–{kp.max():.3f} ≥ 1 claimed: the true rate is ≈ 1/log² t; "
-                      f"k (vs log t) = {k.min():.2f}–{k.max():.2f} (pre-asymptotic offset); "
-                      f"max (srank−1)·log t over the last decade {prod[last].max():.2e}; certificate "
-                      f"(srank−1)/(‖E‖_F²/‖W‖₂²) ≤ {slack:.3f}, E_j drift {drift:.1e} from t={int(t[ks_])}"),
-           finding=("Lemma C.3's O(1/log t) is valid but loose by a factor log t: fits give srank−1 ∝ ‖w‖^-"
-                    f"{kp.mean():.2f}, and the rank-one certificate ‖E_j‖_F²/‖W_j‖₂² = O(1/log² t) bounds it"),
-           series={**_series(t, gap[:, 0, 0], "srank − 1", "srank − 1", logy=True, plot="lemC3"),
-                   **_series(t, cert[:, 0, 0], "certificate ‖E‖_F²/‖W‖₂²", "srank − 1", logy=True, plot="lemC3")})
+    for cid, cov in (("kou2023/lem-C.3", []), ("kou2023/thm-4.1", ["(b) rate O(1/log t)"])):
+        record("holds" if ok else "violated", claim=cid, observed=float(kp.min()), bound=1.0, covers=cov,
+               finding_type="loose", config=cfg.as_dict(), hypotheses=run.hyp,
+               tightness=(f"k' (vs ‖w‖) = {kp.min():.3f}–{kp.max():.3f} ≥ 1 claimed, pinned in [{K_LO}, {K_HI}] "
+                          f"({in_band}): the true rate is ≈ 1/log² t; "
+                          f"k (vs log t) = {k.min():.2f}–{k.max():.2f} (pre-asymptotic offset); "
+                          f"max (srank−1)·log t over the last decade {prod[last].max():.2e}; certificate "
+                          f"(srank−1)/(‖E‖_F²/‖W‖₂²) ≤ {slack:.3f}, E_j drift {drift:.1e} from t={int(t[ks_])}"),
+               finding=("Lemma C.3's O(1/log t) is valid but loose by a factor log t: fits give srank−1 ∝ ‖w‖^-"
+                        f"{kp.mean():.2f}, and the rank-one certificate ‖E_j‖_F²/‖W_j‖₂² = O(1/log² t) bounds it"),
+               series={**_series(t, gap[:, 0, 0], "srank − 1", "srank − 1", logy=True, plot="lemC3"),
+                       **_series(t, cert[:, 0, 0], "certificate ‖E‖_F²/‖W‖₂²", "srank − 1", logy=True, plot="lemC3")})
     assert ok
+    assert in_band, kp  # the size of the "loose" finding: k' ≈ 2 (a rate off by log t), not 1 or 3
     assert rejected  # mutations (4× tighter certificate, rate 1/log³ t) rejected
 
 
@@ -306,7 +317,7 @@ def test_relu_srank_bounded_over_n_sweep(ctx, record):
     tight = "; ".join(f"{k}: L∞ ∈ [{v[0]:.3f}, {v[1]:.3f}], growth exponent in n {growth[k][0]:+.3f}, in m "
                       f"{growth[k][1]:+.3f} (≤ {GROWTH_MAX} required)" for k, v in spread.items())
     record("holds" if ok_thm else "violated", claim="kou2023/thm-4.3", observed=max(v[1] for v in spread.values()),
-           bound=3.0, config=conf, hypotheses=hyp, table=rows, series=ser,
+           bound=3.0, covers=["(a) stable rank bounded independently of n, m"], config=conf, hypotheses=hyp, table=rows, series=ser,
            tightness=f"{tight}; trivial bound n up to {max(ns)}")
     record("holds" if fake_rejected else "violated", claim="kou2023/thm-4.3", role="companion",
            observed=max(fake_growth), bound=GROWTH_MAX, config=conf,
@@ -413,6 +424,8 @@ def test_orthogonal_frozen_pattern_and_log_slope(ctx, record):
            config=cfg.as_dict(), note="(d) with a limit 10% above m/|S_i^(0)|: the 3% criterion rejects every judged slope")
     record("holds" if ok else "violated", observed=float(rel[judged].max()), bound=0.03,
            config=cfg.as_dict(), hypotheses=run.hyp,
+           covers=["(a) inactive at init stays inactive", "(b) equal ρ̄ within S_i(0)", "(c) opposite class switches off",
+                   "(d) ρ̄/log t → m/|S_i(0)|"],
            table=[{"seed": e, "i": i, "|S_i|": int(Sn[e, i]), "m/|S_i|": float(lim[e, i]), "slope": float(slopes[e, i]),
                    "rel_err": float(rel[e, i]), "naive rho(T)/log T over limit": float(naive[e, i]),
                    "K_i T": float(K[e, i] * t[-1])} for e in range(min(cfg.E, 2)) for i in range(cfg.n)],
@@ -481,13 +494,13 @@ def test_orthogonal_srank_predicted_limit_and_approach_to_2(ctx, record):
     ok = rel.max() <= TOL_F3 and in_range and ok_mc and fit_ok
     m20 = next(r["mean"] for r in mc if r["m"] == 20 and r["n"] == 1000)
     record("holds" if ok else "violated", observed=float(rel.max()), bound=TOL_F3, config=cfg.as_dict(),
-           hypotheses=run.hyp, table=mc,
+           hypotheses=run.hyp, table=mc, covers=["limit = srank(A)", "srank(A) → 2 as m, n → ∞", "stacked W in [16/9, 9]"],
            tightness=(f"L∞ {Linf.round(4).tolist()} vs predicted srank(A),srank(B) {pred.round(4).tolist()} "
                       f"(rel. dev ≤ {rel.max():.3%}; fit: quadratic in 1/(log t + log K̄), log K̄ "
                       f"{shift.round(2).min()}…{shift.round(2).max()}, model-error estimate ≤ {trunc.max():.3%}); "
                       f"stacked W predicted {ps.round(2).tolist()} (end {stack_end.round(2).tolist()}) in [16/9, 9]; "
                       f"|E srank(A) − 2| = {[round(a, 3) for a in approach]} along (m,n)=(20,10),(100,100),(1000,1000)"),
-           finding=(f"'stable rank ≈ 2' is a large-(m, n) statement: at n={cfg.n}, m={cfg.m} the exact limit is "
+           note=(f"'stable rank ≈ 2' is a large-(m, n) statement, as the lemma's o(1) in m, n says: at n={cfg.n}, m={cfg.m} the exact limit is "
                     f"srank(A) ∈ [{pred.min():.2f}, {pred.max():.2f}], and for m=20, n=1000 it is "
                     f"{m20:.2f} ({'>' if m20 > 2 else '≤'} 2)"),
            series={"E srank(A) (m=1000)": {"x": [r["n"] for r in mc if r["m"] == 1000],

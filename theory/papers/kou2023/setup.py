@@ -201,12 +201,17 @@ def default_eta(cfg: KouConfig, data: KouData) -> float:
 
 
 def make_net(cfg: KouConfig, data: KouData, generator: torch.Generator | None = None, *,
-             sigma0s=None) -> models.TwoClassNet:
+             sigma0s=None, on_events: bool = False, max_draws: int = 200) -> models.TwoClassNet:
     """E networks w_{j,r}(0) ~ N(0, σ₀² I_d) (Def. 3.2) with σ'(0) = 1.
 
     ``sigma0s`` (E values) puts several initialization scales on the ensemble axis: member e
     uses σ₀ = sigma0s[e] (the same Gaussian draw rescaled is *not* used: each member has its
     own draw, multiplied by sigma0s[e]/cfg.sigma0).
+
+    ``on_events=True`` conditions the initialization on the events the appendix proofs assume
+    (:func:`init_events`: Lemma A.1, and Lemma A.2 for ReLU): a member whose draw misses them is redrawn
+    from the same generator (deterministic), at most ``max_draws`` times. The paper's statements hold "with
+    probability ≥ 1 − δ" because they hold on these events, so a run on them is inside the hypotheses.
     """
     net = models.TwoClassNet.init(cfg.E, cfg.m, cfg.d, sigma0=cfg.sigma0, act=cfg.act,
                                   gamma=cfg.gamma if cfg.act == "leaky_relu" else None,
@@ -216,7 +221,40 @@ def make_net(cfg: KouConfig, data: KouData, generator: torch.Generator | None = 
         if s.shape != (cfg.E,) or not bool((s > 0).all()):
             raise ValueError(f"sigma0s must be {cfg.E} positive values, got {sigma0s!r}")
         net.W = net.W * (s / cfg.sigma0).view(-1, 1, 1, 1)
+    if on_events:
+        s0 = (torch.full((cfg.E,), cfg.sigma0, dtype=data.X.dtype, device=data.X.device) if sigma0s is None
+              else torch.as_tensor(sigma0s, dtype=data.X.dtype, device=data.X.device))
+        for _ in range(max_draws):
+            ok = torch.as_tensor(init_events(cfg, data, net.W, s0.cpu().numpy())["ok"], device=net.W.device)
+            if bool(ok.all()):
+                break
+            fresh = torch.randn(net.W.shape, generator=generator, dtype=net.W.dtype, device=net.W.device)
+            net.W = torch.where(ok.view(-1, 1, 1, 1), net.W, fresh * s0.view(-1, 1, 1, 1))
+        else:
+            raise RuntimeError(f"no initialization on the events of Lemmas A.1/A.2 within {max_draws} draws "
+                               f"(m={cfg.m}, d={cfg.d}, n={cfg.n}): the events are unlikely at this size")
     return net
+
+
+def init_events(cfg: KouConfig, data: KouData, W0: torch.Tensor, s0) -> dict:
+    """Per member, the initialization events on which the appendix proofs are stated: Lemma A.1 (every
+    ‖w_{j,r}(0)‖² ∈ [½, 3/2]·σ₀²d and every |⟨w_{j,r}(0), x_i⟩| ≤ √(2 log(8mn/δ))·σ₀R_max; Sections B–D condition
+    on it) and, for ReLU, Lemma A.2 (0.4m ≤ |S_i^(0)| ≤ 0.6m for every i; Sections E–G condition on all of
+    Section A). Returns boolean arrays (E,) ``A1``, ``A2`` (True for leaky, where it is not invoked), ``ok``."""
+    s0 = np.broadcast_to(np.asarray(s0, float), (W0.shape[0],))
+    n, m, d = cfg.n, cfg.m, W0.shape[-1]
+    Z0 = W0 @ data.X.T.unsqueeze(0).unsqueeze(0)  # (E,2,m,n)
+    wn2 = (W0 ** 2).sum(-1).flatten(1).cpu().numpy()  # (E, 2m)
+    norm_ok = np.all((wn2 >= 0.5 * s0[:, None] ** 2 * d) & (wn2 <= 1.5 * s0[:, None] ** 2 * d), axis=1)
+    ip_lim = math.sqrt(2 * math.log(8 * m * n / cfg.delta)) * s0 * data.stats.R_max
+    ip_ok = Z0.abs().flatten(1).max(1).values.cpu().numpy() <= ip_lim
+    A1 = norm_ok & ip_ok
+    if cfg.act == "relu":
+        S0 = active_at_init(Z0, data).sum(1).cpu().numpy()  # (E, n)
+        A2 = np.all((S0 >= 0.4 * m) & (S0 <= 0.6 * m), axis=1)
+    else:
+        A2 = np.ones_like(A1)
+    return {"A1": A1, "A2": A2, "ok": A1 & A2, "A1_norms": norm_ok, "A1_inner": ip_ok}
 
 
 def tau(cfg: KouConfig, data: KouData, eta, t):
@@ -278,6 +316,14 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
         reasons.append(f"unbalanced labels ({npos} vs {nneg})")
     if not st.diag_dominant and not _independent(data):
         reasons.append("data linearly dependent")
+    # the events the appendix proofs are conditioned on ("on the event of Lemma A.1", "all results in Section A")
+    ev = init_events(cfg, data, W0, s0)
+    if not ev["A1"].all():
+        reasons.append(f"initialization off the event of Lemma A.1 in {int((~ev['A1']).sum())}/{E} members "
+                       f"(norms {int((~ev['A1_norms']).sum())}, inner products {int((~ev['A1_inner']).sum())})")
+    if not ev["A2"].all():
+        reasons.append(f"initialization off the event of Lemma A.2 (0.4m ≤ |S_i^(0)| ≤ 0.6m) in "
+                       f"{int((~ev['A2']).sum())}/{E} members (|S_i^(0)|/m ∈ [{S0.min() / m:.3g}, {S0.max() / m:.3g}])")
 
     def _v(a):
         a = np.asarray(a, float)
@@ -295,6 +341,8 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
         "S0_min_frac": float(S0.min() / m), "S0_max_frac": float(S0.max() / m),
         "c_prime": float(m / max(S0.min(), 1)),
         "init_norms_ok": bool(norm_ok.all()), "diag_dominant": st.diag_dominant,
+        "event_A1": bool(ev["A1"].all()), "event_A2": bool(ev["A2"].all()) if cfg.act == "relu" else None,
+        "m_for_A2 (50 log(2n/δ))": 50 * math.log(2 * n / cfg.delta),
         "inside": not reasons, "outside_reasons": reasons,
     }
 
@@ -303,7 +351,7 @@ def hyp_row(h: dict) -> dict:
     """The hypothesis figures one table row of a sweep carries (one row per run): data statistics, the
     effective constants against their limits, the inside flag and the reasons."""
     keys = ("R_min", "R_max", "p", "epsilon", "C_data", "eta", "C_eta", "sigma0", "C_sigma", "sigma0_limit", "beta",
-            "S0_min_frac", "inside")
+            "S0_min_frac", "event_A1", "event_A2", "inside")
     return {**{k: h[k] for k in keys}, "outside_reasons": "; ".join(h["outside_reasons"])}
 
 
