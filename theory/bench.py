@@ -1,31 +1,38 @@
 """Benchmarks of the simulation core; prints one JSON document (not a timed test).
 
-    python -m theory.bench [--only jacobian|ensemble] [--power-samples K] [--loop-members K] [--steps T]
+    python -m theory.bench [--only jacobian|ensemble|minibatch] [--power-samples K] [--loop-members K] [--steps T]
+                           [--engines weight,weight-autograd,hidden] [--epochs K] [--threads K]
 
 1. Jacobian spectral norms of x ↦ ReLU(Wx), N=256 unit inputs, m=1024, d=784, float64:
    ``opnorm(method="lanczos")`` vs ``method="power"`` (Wang et al. Algorithm 2, tolerance 1e-6), both
    against dense SVD; speed-up target ≥ 50×, Lanczos error target ≤ 1e-8.
 2. Ensemble GD: 64 Kou two-class nets (n=10, d=784, m=100, leaky ReLU) for 10⁴ steps, batched vs a
-   loop over the 64 networks one at a time (same engine); target ≥ 10× on 2 CPU cores. Reported for
-   the weight-space engine (``gd``) and the exact hidden-space engine (``gd_hidden``).
-3. The same on CUDA when a GPU is present (skipped otherwise).
+   loop over the 64 networks one at a time (same engine). Reported for the weight-space engine (``gd``:
+   analytic backprop, target ≥ 3× over the loop and within 2× of the GEMM-bound time, i.e. its nominal
+   FLOPs at the machine's measured float64 GEMM rate, printed beside the achieved GFLOP/s), the same
+   engine by autograd (``weight-autograd``, the engine before issue 17; its batched result is compared
+   with the analytic one) and the exact hidden-space engine (``gd_hidden``, target ≥ 10×).
+3. Minibatch SGD and Adam (Wang et al. §6 shapes), analytic engine vs autograd (``--only minibatch``).
+4. The same on CUDA when a GPU is present (skipped otherwise).
 
 ``--power-samples K`` / ``--loop-members K`` time the slow reference on K samples / members only
-and scale linearly (per-sample and per-member costs are independent); the JSON says so. ``--engines
-hidden`` skips the weight-space engine (its batched run is memory-bound on CPU: ~10 minutes).
+and scale linearly (per-sample and per-member costs are independent); the JSON says so. The JSON
+records the 1-minute load average at the start and end of the GD benchmark: on a shared machine
+compare the engines of one run, not runs taken at different loads.
 Both Jacobian methods are warmed up on two samples first (torch.func's one-time start-up).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 
 import torch
 
 from fixtures import data
-from theory.sim import jacobian, models, train
+from theory.sim import jacobian, mlp_backprop, models, train
 
 
 def _sync(dev):
@@ -74,19 +81,55 @@ def _kou(dev, E, seed, n=10, d=784, m=100):
     return net, X, y
 
 
-ENGINES = {"weight": ("weight_space_gd", train.gd), "hidden": ("hidden_space_gd", train.gd_hidden)}
+ENGINES = {"weight": ("weight_space_gd", lambda *a, **k: train.gd(*a, **k)),
+           "weight-autograd": ("weight_space_gd_autograd", lambda *a, **k: train.gd(*a, engine="autograd", **k)),
+           "hidden": ("hidden_space_gd", train.gd_hidden)}
+
+
+def gemm_rate(dev, n=1024, reps=5) -> float:
+    """The machine's float64 GEMM rate (GFLOP/s): best of ``reps`` n×n products (one warm-up)."""
+    a = torch.randn(n, n, dtype=torch.float64, device=dev)
+    out = torch.empty_like(a)
+    torch.mm(a, a, out=out)
+    best = float("inf")
+    for _ in range(reps):
+        _sync(dev)
+        t = time.perf_counter()
+        torch.mm(a, a, out=out)
+        _sync(dev)
+        best = min(best, time.perf_counter() - t)
+    return 2 * n ** 3 / best / 1e9
+
+
+def weight_gd_flops(E, n, d, H, steps) -> dict:
+    """FLOPs of weight-space GD on a two-layer net with H hidden units (readout terms, O(E·H·n), left out).
+
+    nominal: per step the forward product W Xᵀ and the weight gradient G X, 2·E·H·n·d each (what autograd does).
+    executed (analytic engine, n < d): the update W += A X (2·E·H·n·d) and the pre-activation update
+    Z += A XXᵀ (2·E·H·n²), with the exact W Xᵀ once per mlp_backprop.GRAM_REFRESH steps and at both ends."""
+    nominal = 4 * E * H * n * d * steps
+    refresh = steps // mlp_backprop.GRAM_REFRESH + 2
+    executed = (2 * E * H * n * d + 2 * E * H * n * n) * steps + 2 * E * H * n * d * refresh
+    return {"nominal": nominal, "executed": executed}
 
 
 def bench_ensemble(dev, steps: int, loop_members: int, E=64, seed=0, engines=("weight", "hidden")) -> dict:
-    out = {"E": E, "n": 10, "d": 784, "m": 100, "steps": steps, "device": str(dev), "dtype": "float64"}
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    rate = gemm_rate(dev)
+    out = {"E": E, "n": 10, "d": 784, "m": 100, "steps": steps, "device": str(dev), "dtype": "float64",
+           "gemm_gflops": round(rate, 2), "load_average_1min": load}
     lr = 10 * 10 * 100 / 10  # η = nm/(10 R_max²), R_max = 1
-    for name, engine in (ENGINES[e] for e in engines):
+    flops = weight_gd_flops(E, 10, 784, 200, steps)
+    finals = {}
+    for key in engines:
+        name, engine = ENGINES[key]
         net, X, y = _kou(dev, E, seed)
         W0 = net.W.clone()
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         engine(net, X, y, loss="logistic", lr=lr, steps=steps, record=[steps])
         _sync(dev)
-        t_batch = time.perf_counter() - t
+        t_batch, c_batch = time.perf_counter() - t, time.process_time() - c
+        finals[key] = net.W
         k = min(loop_members, E)
         t = time.perf_counter()
         for e in range(k):
@@ -94,22 +137,71 @@ def bench_ensemble(dev, steps: int, loop_members: int, E=64, seed=0, engines=("w
             engine(one, X, y, loss="logistic", lr=lr, steps=steps, record=[steps])
         _sync(dev)
         t_loop = (time.perf_counter() - t) * E / k
-        out[name] = {"batched_seconds": round(t_batch, 3), "loop_seconds": round(t_loop, 3),
-                     "loop_timed_members": k, "speedup": round(t_loop / t_batch, 1),
-                     "target_speedup>=10": t_loop / t_batch >= 10}
+        res = {"batched_seconds": round(t_batch, 3), "batched_cpu_seconds": round(c_batch, 3),
+               "loop_seconds": round(t_loop, 3), "loop_timed_members": k, "speedup": round(t_loop / t_batch, 1),
+               "target_speedup>=10": t_loop / t_batch >= 10}
+        if key.startswith("weight"):
+            bound = flops["nominal"] / 1e9 / rate
+            res.update({"nominal_gflop": round(flops["nominal"] / 1e9, 1),
+                        "gemm_bound_seconds": round(bound, 3), "time_over_gemm_bound": round(t_batch / bound, 2),
+                        "nominal_gflops_achieved": round(flops["nominal"] / 1e9 / t_batch, 2),
+                        "target_speedup>=3": t_loop / t_batch >= 3,
+                        "target_within_2x_gemm_bound": t_batch <= 2 * bound})
+            if key == "weight":
+                res["executed_gflop"] = round(flops["executed"] / 1e9, 1)
+                res["executed_gflops_achieved"] = round(flops["executed"] / 1e9 / t_batch, 2)
+        out[name] = res
+    if "weight" in finals and "weight-autograd" in finals:
+        a, b = finals["weight"], finals["weight-autograd"]
+        out["weight_space_gd"]["max_rel_diff_vs_autograd"] = float((a - b).abs().max() / b.abs().max())
+        out["weight_space_gd"]["speedup_over_autograd_batched"] = round(
+            out["weight_space_gd_autograd"]["batched_seconds"] / out["weight_space_gd"]["batched_seconds"], 1)
+        out["weight_space_gd"]["speedup_over_autograd_loop"] = round(
+            out["weight_space_gd_autograd"]["loop_seconds"] / out["weight_space_gd"]["batched_seconds"], 1)
+    out["load_average_1min_end"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return out
+
+
+def bench_minibatch(dev, epochs: int = 2, E=4, m=1024, d=784, N=4096, batch=512, seed=0) -> dict:
+    """Minibatch SGD and Adam (Wang et al. §6 shapes: BCE, batch 512, d = 784) on E two-layer nets of width m:
+    the analytic engine vs autograd, same process, same batch order; max relative difference of the weights."""
+    g = torch.Generator(device=dev).manual_seed(seed)
+    X = torch.randn(N, d, generator=g, dtype=torch.float64, device=dev) / d ** 0.5
+    y = (torch.rand(N, generator=g, dtype=torch.float64, device=dev) < 0.5).to(torch.float64)
+    net = models.TwoLayerNet.init(E, m, d, act="relu", generator=g, device=dev)
+    out = {"E": E, "m": m, "d": d, "N": N, "batch": batch, "epochs": epochs, "device": str(dev)}
+    for opt in ("sgd", "adam"):
+        res, W = {}, {}
+        for engine in ("analytic", "autograd"):
+            one = models.TwoLayerNet(net.W.clone(), net.a, net.act)
+            t, c = time.perf_counter(), time.process_time()
+            getattr(train, opt)(one, X, y, loss="bce", lr=3e-3, epochs=epochs, batch=batch, record=[epochs],
+                                generator=torch.Generator().manual_seed(seed), engine=engine)
+            _sync(dev)
+            res[f"{engine}_seconds"] = round(time.perf_counter() - t, 3)
+            res[f"{engine}_cpu_seconds"] = round(time.process_time() - c, 3)
+            W[engine] = one.W
+        res["speedup"] = round(res["autograd_seconds"] / res["analytic_seconds"], 2)
+        res["max_rel_diff"] = float((W["analytic"] - W["autograd"]).abs().max() / W["autograd"].abs().max())
+        out[opt] = res
     return out
 
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=("jacobian", "ensemble"))
+    ap.add_argument("--only", choices=("jacobian", "ensemble", "minibatch"))
     ap.add_argument("--power-samples", type=int, default=256)
     ap.add_argument("--loop-members", type=int, default=64)
     ap.add_argument("--steps", type=int, default=10_000)
     ap.add_argument("--engines", default="weight,hidden",
-                    help="GD engines to time, comma-separated: weight (autograd, W in R^{2m×d}), hidden (exact, "
+                    help="GD engines to time, comma-separated: weight (train.gd, analytic backprop, W in R^{2m×d}), "
+                         "weight-autograd (train.gd by autograd: the engine before issue 17), hidden (exact, "
                          "coefficient space)")
+    ap.add_argument("--epochs", type=int, default=2, help="epochs of the minibatch benchmark")
+    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
     a = ap.parse_args(argv)
+    if a.threads:
+        torch.set_num_threads(a.threads)
     engines = tuple(e.strip() for e in a.engines.split(",") if e.strip())
     if not engines or set(engines) - set(ENGINES):
         ap.error(f"--engines takes a comma-separated subset of {sorted(ENGINES)}, got {a.engines!r}")
@@ -122,6 +214,8 @@ def main(argv=None) -> dict:
             slot["jacobian"] = bench_jacobian(dev, a.power_samples)
         if a.only in (None, "ensemble"):
             slot["ensemble_gd"] = bench_ensemble(dev, a.steps, a.loop_members, engines=engines)
+        if a.only in (None, "minibatch"):
+            slot["minibatch"] = bench_minibatch(dev, a.epochs)
     print(json.dumps(res, indent=1))
     return res
 

@@ -1,14 +1,17 @@
 """Full-batch gradient descent batched over the ensemble axis, and gradient flow.
 
-- :func:`gd` — weight-space GD by autograd on the sum of per-network losses (the
-  networks are independent, so each gets its own gradient). ``lr`` is a scalar or
-  one value per member, (E,). Records on a time grid (:func:`geometric_grid`).
+- :func:`gd` — weight-space GD on the sum of per-network losses (the networks are
+  independent, so each gets its own gradient). ``lr`` is a scalar or one value per
+  member, (E,). Records on a time grid (:func:`geometric_grid`). Engines: closed-form
+  backprop of the bias-free models (:mod:`theory.sim.mlp_backprop`, the default where it
+  applies) or torch.autograd; same iterates up to rounding.
 - :func:`gd_hidden` — exact GD for two-layer nets whose first layer alone is trained
   (Wang's TwoLayerNet, Kou's TwoClassNet), run on pre-activations with the data Gram
   matrix: W(t) = W(0) + C(t) X, Z(t) = Z(0) + C(t) XXᵀ (Kou et al. Lemma 5.2). Cost per
   step O(E·H·N²) instead of O(E·H·N·d); same iterates as :func:`gd` up to rounding.
-- :func:`adam` — minibatch Adam (torch.optim.Adam) over the same ensemble, for the experiments that
-  the papers ran with Adam/SGD (Wang et al. Sec. 6); records per epoch.
+- :func:`adam`, :func:`sgd` — minibatch Adam / SGD (torch.optim) over the same ensemble, for the
+  experiments that the papers ran with Adam/SGD (Wang et al. Sec. 6); records per epoch; gradients by
+  the same two engines.
 - :func:`gradient_flow` — θ̇ = −∇J(θ) with scipy's adaptive integrators (float64).
 
 Every run checks for NaN/inf and blow-up and raises :class:`DivergenceError`
@@ -16,15 +19,17 @@ naming the step and the ensemble members, instead of returning numbers.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
 from ..errors import DivergenceError
-from . import losses
+from . import gd_blocks, losses, mlp_backprop
 from .models import TwoClassNet, TwoLayerNet, check_inputs
+from .trajectory import Trajectory  # noqa: F401  (re-exported: train.Trajectory)
+from .trajectory import guard as _guard
 
 
 def geometric_grid(T: int, points: int = 40, *, start: int = 1, include_zero: bool = True) -> list[int]:
@@ -38,27 +43,6 @@ def geometric_grid(T: int, points: int = 40, *, start: int = 1, include_zero: bo
     return out
 
 
-@dataclass
-class Trajectory:
-    """What a run recorded: times, per-member losses (T, E), and observer outputs."""
-
-    steps: list = field(default_factory=list)
-    loss: list = field(default_factory=list)
-    obs: dict = field(default_factory=dict)
-
-    def loss_tensor(self) -> torch.Tensor:
-        return torch.stack(self.loss)
-
-    def stacked(self, key: str) -> torch.Tensor:
-        return torch.stack(self.obs[key])
-
-    def _add(self, step: int, loss: torch.Tensor, extra: dict | None) -> None:
-        self.steps.append(step)
-        self.loss.append(loss.detach().clone())
-        for k, v in (extra or {}).items():
-            self.obs.setdefault(k, []).append(v.detach().clone() if isinstance(v, torch.Tensor) else v)
-
-
 def _lr(lr, E: int, ref: torch.Tensor) -> torch.Tensor:
     t = torch.as_tensor(lr, dtype=ref.dtype, device=ref.device)
     if t.dim() == 0:
@@ -70,23 +54,43 @@ def _lr(lr, E: int, ref: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def _guard(step: int, cur: torch.Tensor, first: torch.Tensor, blowup: float) -> None:
-    bad = ~torch.isfinite(cur)
-    if blowup:
-        bad = bad | (cur > blowup * first.clamp_min(1e-300))
-    if bool(bad.any()):
-        idx = bad.nonzero().flatten().tolist()
-        raise DivergenceError(f"GD diverged at step {step}: loss of ensemble members {idx[:10]} is "
-                              f"{cur[bad][:10].tolist()} (initial {first[bad][:10].tolist()})")
+ENGINES = ("auto", "analytic", "autograd")
+
+
+def _engine_net(engine: str, model, X, y, loss: str, *, shared_inputs: bool = False):
+    """The :class:`mlp_backprop.Net` that the analytic engine runs, or None for autograd."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: choose one of {ENGINES}")
+    if engine == "autograd":
+        return None
+    why = mlp_backprop.unsupported(model, X, y, loss, shared_inputs=shared_inputs)
+    net = why or mlp_backprop.build(model, X, y, loss)
+    if shared_inputs and not isinstance(net, str) and net.y_has_members:
+        net = "minibatch labels must be shared by the members"
+    if isinstance(net, str):
+        if engine == "analytic":
+            raise ValueError(f"the analytic engine does not cover this run ({net}); use engine='autograd'")
+        return None
+    return net
 
 
 def gd(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
        record: Sequence[int] | None = None, observe: Callable | None = None,
-       layer_lr: Sequence[float] | None = None, blowup: float = 1e8) -> Trajectory:
+       layer_lr: Sequence[float] | None = None, blowup: float = 1e8, engine: str = "auto") -> Trajectory:
     """Run ``steps`` GD steps on ``model.params`` in place; return the recorded trajectory.
 
     ``observe(step, params, outputs)`` may return a dict of tensors stored at each
     recorded step. ``layer_lr`` multiplies the rate of each parameter (Zhu et al. Lemma 3).
+
+    ``engine``: ``"analytic"`` runs the closed-form backward pass of the bias-free models
+    (:mod:`theory.sim.mlp_backprop`: in-place updates, no gradient tensors, first-layer pre-activations
+    carried by the data Gram matrix between exact recomputations when N < d; on CPU the members run in
+    cache-sized blocks from one recorded step to the next, one worker thread per intra-op thread:
+    :mod:`theory.sim.gd_blocks`); ``"autograd"`` differentiates the summed loss
+    with torch.autograd; ``"auto"`` (default) takes the analytic engine wherever it covers the model,
+    activation, loss and labels, autograd otherwise. Both give the same iterates up to rounding
+    (checks/core/test_fast_gd.py) and raise DivergenceError at the same step. After a DivergenceError the
+    analytic engine may leave members at different steps.
     """
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
@@ -97,6 +101,15 @@ def gd(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
     if len(mult) != len(params):
         raise ValueError(f"layer_lr needs {len(params)} entries, got {len(mult)}")
     rec = set(geometric_grid(steps) if record is None else record)
+    net = _engine_net(engine, model, X, y, loss)
+    if net is not None:
+        return gd_blocks.run(model, net, eta, [float(k) for k in mult], steps, rec, observe, blowup)
+    return _gd_autograd(model, X, y, loss, eta, mult, steps, rec, observe, blowup)
+
+
+def _gd_autograd(model, X, y, loss, eta, mult, steps, rec, observe, blowup) -> Trajectory:
+    """:func:`gd` by torch.autograd on the sum of the members' losses."""
+    params = model.params
     traj = Trajectory()
     first = None
     for p in params:
@@ -135,9 +148,33 @@ def sgd(model, X: torch.Tensor, y: torch.Tensor, **kw) -> Trajectory:
     return minibatch(model, X, y, optimizer="sgd", **kw)
 
 
+class _Batches:
+    """Analytic forward/backward on row subsets of X for :func:`minibatch`: one :class:`mlp_backprop.Block`
+    (all members) per batch size, its buffers allocated once; gradients written into ``p.grad``."""
+
+    def __init__(self, model, net):
+        self.net, self.blocks = net, {}
+        self.grads = [torch.zeros_like(p) for p in model.params]
+        self.views = [g.view(w.shape) for g, w in zip(self.grads, net.weights)]
+
+    def block(self, X, y):
+        N = X.shape[0]
+        if N not in self.blocks:
+            self.blocks[N] = mlp_backprop.Block(self.net, 0, self.net.E, X.unsqueeze(0), y, gram=False)
+        return self.blocks[N].rebind(X.unsqueeze(0), y)
+
+    def outputs(self, X):
+        return self.block(X, None).forward().clone()
+
+    def backward(self, X, y, params):
+        self.block(X, y).grads_into(self.views)
+        for p, g in zip(params, self.grads):
+            p.grad = g
+
+
 def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: str, lr: float, epochs: int,
               batch: int, generator: torch.Generator | None = None, record: Sequence[int] | None = None,
-              observe: Callable | None = None, blowup: float = 1e8) -> Trajectory:
+              observe: Callable | None = None, blowup: float = 1e8, engine: str = "auto") -> Trajectory:
     """Minibatch ``optimizer`` ("adam" or "sgd", torch's defaults otherwise) on ``model.params`` in place,
     ``epochs`` passes over shuffled batches of ``batch``.
 
@@ -145,7 +182,8 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
     both optimizers being elementwise, its own optimizer state. Records the full-data loss, its outputs
     computed in chunks of ``batch`` rows so that memory stays at one batch's activations (and
     ``observe(epoch, params, outputs)``) at the ``record`` epochs (default: a geometric grid); divergence
-    raises DivergenceError.
+    raises DivergenceError. ``engine`` as in :func:`gd`: the analytic one (inputs (N, d)) writes the
+    gradients into buffers allocated once and leaves the update to the torch optimizer.
     """
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}: choose one of {sorted(OPTIMIZERS)}")
@@ -156,6 +194,8 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
     if not lr > 0:
         raise ValueError(f"lr must be positive, got {lr!r}")
     params = model.params
+    net = _engine_net(engine, model, X, y, loss, shared_inputs=True)
+    fast = _Batches(model, net) if net is not None else None
     rec = set(geometric_grid(epochs) if record is None else record)
     traj, first, N = Trajectory(), None, X.shape[0]
     for p in params:
@@ -164,7 +204,8 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
     try:
         for ep in range(epochs + 1):
             with torch.no_grad():  # full-data outputs in chunks of `batch` rows: memory (E, batch, width)
-                u = torch.cat([model.forward(X[b:b + batch], params) for b in range(0, N, batch)], dim=1)
+                chunks = [X[b:b + batch] for b in range(0, N, batch)]
+                u = torch.cat([fast.outputs(x) if fast else model.forward(x, params) for x in chunks], dim=1)
                 cur = losses.loss(loss, u, y)
             first = cur if first is None else first
             _guard(ep, cur, first, blowup)
@@ -175,8 +216,12 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
             perm = torch.randperm(N, generator=generator, device="cpu").to(X.device)
             for b in range(0, N, batch):
                 i = perm[b:b + batch]
-                opt.zero_grad(set_to_none=True)
-                losses.loss(loss, model.forward(X[i], params), y[i]).sum().backward()
+                if fast:
+                    with torch.no_grad():
+                        fast.backward(X[i], y[i], params)
+                else:
+                    opt.zero_grad(set_to_none=True)
+                    losses.loss(loss, model.forward(X[i], params), y[i]).sum().backward()
                 opt.step()
     finally:
         for p in params:
