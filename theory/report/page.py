@@ -200,7 +200,8 @@ def _summary(rows) -> str:
         out.append(
             f'<tr class="row" data-claim="{esc(r.id)}"><td data-sort="{i:05d}"><a href="#{anchor(r.id)}">{esc(r.id)}</a></td>'
             f'<td data-sort="{i:05d}">{esc(r.info.paper)}</td><td>{md_inline(r.info.title)}'
-            f'{"<br><span class=small>" + md_inline(r.info.where) + "</span>" if r.info.where else ""}</td>'
+            f'{"<br><span class=small>" + md_inline(r.info.where) + "</span>" if r.info.where else ""}'
+            f'{"<br><span class=small>" + esc(r.info.reading) + " reading of " + esc(r.info.reading_of) + "</span>" if r.info.reading != "as-stated" else ""}</td>'
             f'<td>{esc(r.info.kind)}</td>'
             f'<td data-sort="{SEVERITY.get(r.verdict, 0)}">{badge(r.verdict)}{flag}</td>'
             f'<td data-sort="{"" if sort_t is None else repr(sort_t)}" title="{esc(desc)}">{esc(tight)}'

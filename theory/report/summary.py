@@ -60,8 +60,10 @@ def worst(verdicts) -> str:
     return max(vs, key=lambda v: SEVERITY.get(v, 0)) if vs else "not-encoded"
 
 
-def as_stated(r: dict) -> bool:
-    return r.get("reading", "as-stated") == "as-stated"
+def reads(r: dict, entry: Claim) -> bool:
+    """Whether record ``r`` reads the statement of registry ``entry`` (its own reading, "as-stated" for a
+    printed claim; an entry that encodes another reading, e.g. ``…-strict``, is judged by records of it)."""
+    return r.get("reading", "as-stated") == entry.reading
 
 
 @dataclass
@@ -81,12 +83,12 @@ class ClaimRow:
 
     @property
     def stated(self) -> list[dict]:
-        """The records that read the statement as printed (they give the verdict)."""
-        return [r for r in self.records if as_stated(r)]
+        """The records that read the entry's statement (as printed, or the entry's own reading): the verdict."""
+        return [r for r in self.records if reads(r, self.info)]
 
     @property
     def other_readings(self) -> list[dict]:
-        return [r for r in self.records if not as_stated(r)]
+        return [r for r in self.records if not reads(r, self.info)]
 
     @property
     def finding_types(self) -> list[str]:
@@ -166,7 +168,7 @@ def build_rows(doc: dict, catalog: dict[str, Claim] | None = None) -> list[Claim
         tests = tests_by_claim.get(cid, [])
         failed = [t for t in tests if t.get("outcome") in ("failed", "error")]
         weak = any(r.get("verdict") != "holds" for r in comp)
-        stated = [r for r in recs if as_stated(r)]
+        stated = [r for r in recs if reads(r, ci)]
         verdict, untested = judge(ci, stated, bool(failed or weak))
         head = "holds" if verdict in ("holds-identity", "consistency", "holds-in-part") else verdict
         row = ClaimRow(ci, recs, comp, verdict, _headline(stated or recs, head), tests=tests, failed_tests=failed,
