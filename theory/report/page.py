@@ -10,9 +10,9 @@ import re
 from collections import Counter
 
 from . import overview, plots
-from .fmt import fmt, kv
+from .fmt import fmt, kv, num
 from .registry_info import papers_of
-from .summary import LABELS, SEVERITY, VERDICT_RULE, ClaimRow, counts, num, tightness_text
+from .summary import LABELS, SEVERITY, VERDICT_RULE, ClaimRow, counts, tightness_text
 from .text import esc, md, md_inline
 
 MAX_TABLE_ROWS = 120

@@ -14,7 +14,7 @@ import math
 import re
 from collections import OrderedDict
 
-from .summary import num
+from .fmt import num
 
 MAX_POINTS = 1500
 _ID = re.compile(r'\bid="([^"]+)"')

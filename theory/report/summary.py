@@ -23,6 +23,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from ..claims import Claim
+from .fmt import num
 from .registry_info import claims_of, not_checkable_reason, placeholder
 
 SEVERITY = {"violated": 9, "error": 8, "expected-failure": 7, "vacuous": 6, "consistency": 5,
@@ -41,17 +42,6 @@ VERDICT_RULE = ("A claim's verdict is the worst verdict among its records of the
                 "claim failed or crashed (this overrides what it recorded before, unless that says violated), or "
                 "the check did not reject a deliberately wrong version of the claim. Wrong-version (companion) "
                 "tests are listed per claim and never set its verdict.")
-
-
-def num(x) -> float | None:
-    """``x`` as a finite-or-not float, or None when it is not a number (JSON 'nan'/'inf' strings count)."""
-    if isinstance(x, bool) or x is None:
-        return None
-    if isinstance(x, (int, float)):
-        return float(x)
-    if isinstance(x, str) and x.strip().lower() in ("nan", "inf", "-inf", "+inf"):
-        return float(x)
-    return None
 
 
 def worst(verdicts) -> str:

@@ -29,6 +29,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from .fmt import num
+
 KINDS = ("slack", "err/tol", "exponent", "discrepancy")
 AXES = {"slack": "slack = bound ÷ observed (log; 1 = tight, < 1 crossed)",
         "err/tol": "|error| ÷ tolerance (log; ≤ 1 within tolerance)",
@@ -62,16 +64,6 @@ class Figure:
         return self.value
 
 
-def _num(x) -> float | None:
-    if isinstance(x, bool) or x is None:
-        return None
-    if isinstance(x, (int, float)):
-        return float(x)
-    if isinstance(x, str) and x.strip().lower() in ("nan", "inf", "-inf", "+inf"):
-        return float(x)
-    return None
-
-
 def _g(x: float) -> str:
     if not math.isfinite(x):
         return str(x)
@@ -93,7 +85,7 @@ def _claim_kind(claim_id: str) -> str:
 def _ci(rec: dict) -> tuple | None:
     for key, v in (rec.get("hypotheses") or {}).items():
         if _CI_KEY.search(str(key)) and "limit" not in str(key).lower() and isinstance(v, (list, tuple)) \
-                and len(v) == 2 and all(_num(a) is not None for a in v):
+                and len(v) == 2 and all(num(a) is not None for a in v):
             return float(v[0]), float(v[1])
     return None
 
@@ -104,7 +96,7 @@ def kind_of(rec: dict, claim_kind: str | None = None) -> str | None:
         return None
     if rec.get("verdict") == "expected-failure":
         return "discrepancy"
-    if _num(rec.get("observed")) is None or _num(rec.get("bound")) is None:
+    if num(rec.get("observed")) is None or num(rec.get("bound")) is None:
         return None
     ck = _claim_kind(rec.get("claim", "")) if claim_kind is None else claim_kind
     text = str(rec.get("tightness") or "")
@@ -126,7 +118,7 @@ def figure(rec: dict | None, claim_kind: str | None = None) -> Figure | None:
     kind = kind_of(rec or {}, claim_kind)
     if kind is None:
         return None
-    o, b, r = _num(rec.get("observed")), _num(rec.get("bound")), _num(rec.get("ratio"))
+    o, b, r = num(rec.get("observed")), num(rec.get("bound")), num(rec.get("ratio"))
     if r is None and o is not None and b:
         r = o / b
     if kind == "discrepancy":
