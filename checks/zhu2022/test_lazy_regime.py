@@ -147,6 +147,18 @@ def _decomposition_table(agg):
     return table
 
 
+def _companion_pt_le_p0(record, rows):
+    """Companion of the decomposition: the wrong version 'PT ≤ P0' (deviation term dropped) must be violated by some
+    network of every initialisation. Records it; returns (rejected, per-scheme counts)."""
+    per = {s: (sum(r["PT"] > r["P0"] for r in rows if r["scheme"] == s), sum(1 for r in rows if r["scheme"] == s))
+           for s in sorted({r["scheme"] for r in rows})}
+    rejected = all(k > 0 for k, _ in per.values())
+    record("holds" if rejected else "violated", role="companion", observed=max(r["PT"] / r["P0"] for r in rows), bound=1.0,
+           note="wrong version 'PT ≤ P0' (deviation term dropped): violated by " +
+                ", ".join(f"{s} {k}/{n}" for s, (k, n) in per.items()) + " networks")
+    return rejected, per
+
+
 @pytest.mark.claim("zhu2022/thm-1")
 def test_decomposition_after_training(ctx, record):
     """After lazy training: averaged over the initialisation as in the theorem, PT ≤ dev + T_init (triangle + Jensen)
@@ -185,12 +197,7 @@ def test_decomposition_after_training(ctx, record):
                            "max |PT/P0 - 1|": max(abs(r["PT/P0 - 1"]) for r in sel)},
                note=("cells inside m ≥ L³ ln m" if inside else
                      "cells below m ≥ L³ ln m, the range of the lemmas Lemma 4 borrows: outside the hypotheses, reported only"))
-    per = {s: (sum(r["PT"] > r["P0"] for r in rows if r["scheme"] == s), sum(1 for r in rows if r["scheme"] == s))
-           for s in sorted({r["scheme"] for r in rows})}
-    rejected = all(k > 0 for k, _ in per.values())
-    record("holds" if rejected else "violated", role="companion", observed=max(r["PT"] / r["P0"] for r in rows), bound=1.0,
-           note="wrong version 'PT ≤ P0' (deviation term dropped): violated by " +
-                ", ".join(f"{s} {k}/{n}" for s, (k, n) in per.items()) + " networks")
+    rejected, per = _companion_pt_le_p0(record, rows)
     assert res[True] <= 1.0 and res[False] <= 1.0, res
     assert rejected, per
 
@@ -234,12 +241,7 @@ def test_decomposition_material_deviation(ctx, record):
            note=(f"training-deviation term {share:.0%}–{max(r['dev share'] for r in table):.0%} of dev + T_init (lazy: max "
                  f"rel. change {rel:.3f}); the term is measured, its Lemma-4 bound is not tested"))
     rows = fz.lazy_sweep(cells, ctx.device, ctx.dtype, ctx.seed, cfg)
-    per = {s: (sum(r["PT"] > r["P0"] for r in rows if r["scheme"] == s), sum(1 for r in rows if r["scheme"] == s))
-           for s in sorted({r["scheme"] for r in rows})}
-    rejected = all(k > 0 for k, _ in per.values())
-    record("holds" if rejected else "violated", role="companion", observed=max(r["PT"] / r["P0"] for r in rows), bound=1.0,
-           note="wrong version 'PT ≤ P0' (deviation term dropped): violated by " +
-                ", ".join(f"{s} {k}/{n}" for s, (k, n) in per.items()) + " networks")
+    rejected, per = _companion_pt_le_p0(record, rows)
     assert worst <= 1.0, worst
     assert rejected, per
 
