@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .claims import FINDING_TYPES, READINGS  # one list each, shared with the registries
+from .claims import FINDING_TYPES, READINGS, get  # one list each, shared with the registries
 
 VERDICTS = ("holds", "violated", "vacuous", "expected-failure", "inconclusive", "not-applicable")
 # READINGS (how a record reads the paper): only "as-stated" records (the statement as printed, under the paper's
@@ -91,8 +91,6 @@ class Measurement:
     covers: list = field(default_factory=list)
 
     def __post_init__(self):
-        from .claims import get
-
         entry = get(self.claim)  # unknown claim ID -> UnknownClaimError
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
