@@ -22,6 +22,7 @@ def _run(tmp_path, body, *args, env=None):
                           env={**__import__("os").environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
 def test_unknown_claim_is_a_collection_error(tmp_path, workers):
     """With and without xdist (where an error raised in a worker would surface as a bare INTERNALERROR)."""
@@ -57,6 +58,7 @@ def test_missing_claim_marker_is_an_error(tmp_path):
     assert r.returncode != 0 and "needs @pytest.mark.claim" in r.stdout + r.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
 def test_records_merged_into_results_json(tmp_path, workers):
     body = ("import pytest\n"
@@ -71,6 +73,7 @@ def test_records_merged_into_results_json(tmp_path, workers):
     assert not leftover.exists() or not any(leftover.iterdir())
 
 
+@pytest.mark.e2e
 def test_collect_only_leaves_the_last_report_alone(tmp_path):
     """``--co`` runs no check: it must not replace an existing report with an empty one."""
     rep = tmp_path / "rep"

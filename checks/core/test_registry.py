@@ -55,6 +55,7 @@ def _cli(*args, **kw):
                           cwd=kw.get("cwd", ROOT))
 
 
+@pytest.mark.e2e
 def test_claims_command_lists_coverage_and_prints_one_entry():
     r = _cli("claims", "--missing")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -70,6 +70,7 @@ def test_probe_sees_errors(tmp_path):
     assert m and "console.error boom" in m.group(1) and "resource IMG" in m.group(1)
 
 
+@pytest.mark.e2e
 def test_screenshot_is_not_blank(page, tmp_path):
     import matplotlib.image as mpimg
 
@@ -126,6 +127,7 @@ def test_overview_marks_link_to_claim_sections(page, tmp_path):
     assert probe["bad"] == []
 
 
+@pytest.mark.e2e
 def test_sweep_page_overview_in_chromium(tmp_path):
     from theory.runs.merge import merge
     from theory.runs.write import write

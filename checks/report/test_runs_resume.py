@@ -15,6 +15,8 @@ import signal
 
 import pytest
 
+pytestmark = pytest.mark.e2e  # subprocess runs of pytest / the CLI: deselected unless --e2e
+
 
 @pytest.mark.claim("demo2026/rem-5")
 def test_cut(record):

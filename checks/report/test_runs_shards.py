@@ -15,6 +15,8 @@ from theory import cli
 
 from . import _runs_project as P
 
+pytestmark = pytest.mark.e2e  # subprocess runs of pytest / the CLI: deselected unless --e2e
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):

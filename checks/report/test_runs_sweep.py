@@ -17,6 +17,8 @@ from theory.runs import seeds as seedlist
 from . import _runs_project as P
 from ._html import Page
 
+pytestmark = pytest.mark.e2e  # subprocess runs of pytest / the CLI: deselected unless --e2e
+
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):

@@ -5,7 +5,11 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 from theory.report import page
+
+pytestmark = pytest.mark.e2e  # subprocess runs of pytest / the CLI: deselected unless --e2e
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

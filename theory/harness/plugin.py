@@ -43,6 +43,9 @@ def pytest_addoption(parser):
     g.addoption("--resume", default=None, metavar="DIR",
                 help="continue the interrupted run in DIR: its complete tests are not run again and their records "
                      "are kept (the report goes to DIR unless --report names another folder)")
+    g.addoption("--e2e", action="store_true", default=False,
+                help="also run the end-to-end harness tests (marker e2e: pytest or the CLI in a subprocess; shards, "
+                     "resume, sweeps, scaffold, browser); the default run leaves them out to stay quick")
     g.addoption("--theory-progress", action="store_true", default=False,
                 help="print one line per finished check: claim IDs, verdicts recorded, outcome, seconds")
 
@@ -64,6 +67,8 @@ def _report_dir(config) -> pathlib.Path | None:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "claim(id): claim ID of a registry (theory/papers/*/claims.toml, --claims)")
+    config.addinivalue_line("markers", "e2e: end-to-end harness test (a subprocess run of pytest or the CLI); "
+                                       "deselected unless --e2e")
     try:  # bad options and environment are one-line usage errors, never an INTERNALERROR traceback
         dev = _device.resolve(config.getoption("--device"), _worker_index(config))
         _claims.add_registries(config.getoption("--claims"))
@@ -111,6 +116,16 @@ def pytest_collection_modifyitems(session, config, items):
             problems += [f"{item.nodeid}: {p}" for p in map(_xfail_problem, item.iter_markers("xfail")) if p]
     if problems:
         _collection_error(session, config, items, "claim marker errors:\n  " + "\n  ".join(problems))
+    if not config.getoption("--e2e"):
+        _deselect_e2e(config, items)
+
+
+def _deselect_e2e(config, items) -> None:
+    """Leave the end-to-end harness tests (marker ``e2e``) out of the default run; ``--e2e`` includes them."""
+    keep = [i for i in items if i.get_closest_marker("e2e") is None]
+    if len(keep) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("e2e") is not None])
+        items[:] = keep
 
 
 def _collection_error(session, config, items, msg: str) -> None:
