@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from fixtures import real
+from fixtures import wang2024 as fw
 from theory.papers.wang2024 import halves
 from theory.sim import models, train
 from theory.stats import rank_trend
@@ -53,6 +54,13 @@ def test_halves_cocorrelation_rises_under_adam(record, ctx):
     train.adam(net, X, lab, loss="cross_entropy", lr=5e-4, epochs=epochs, batch=50, generator=gen,
                record=grid, observe=_observer(net, Xe, adam_obs))
     acc = float((net(X).argmax(-1) == lab).double().mean())
+    # the core's default opnorm vs its exact SVD on member 0 of the trained net, both halves and the composite
+    inner, outer = halves.split_maps([w[0].detach() for w in net.weights], net.act, CUTS["A (after layer 2)"])
+    with torch.no_grad():
+        Ze = torch.func.vmap(inner)(Xe)
+    for f_, X_ in ((inner, Xe), (outer, Ze), (lambda x: outer(inner(x)), Xe)):
+        c_ = fw.opnorm_control(f_, X_)
+        assert c_["ok"], c_
     gd_net = models.DeepMLP([w.clone() for w in W0], net.act)
     gd_obs: dict = {}
     gd_steps = ctx.pick(quick=300, full=3000)

@@ -37,6 +37,12 @@ def _runs(ctx):
         net = models.TwoLayerNet.init(2, m, Xtr.shape[1], q=0.25, act=fw.RELU, generator=gen)
         obs = lambda t, p, u: dict(zip("ABC", cc.mlp_norms(p[0].detach(), net.a, Xte, fw.RELU)))
         tr = train.gd(net, Xtr, ytr, loss="bce", lr=1.0, steps=steps, record=ckpts, observe=obs)
+        # the core's default opnorm and its exact SVD on the trained member 0 against the norms used here
+        W0_, a0_ = net.W[0].detach(), net.a[0]
+        _, B_, C_ = (t[0] for t in cc.mlp_norms(net.W.detach(), net.a, Xte, fw.RELU))
+        for f_, v_ in ((lambda x: fw.RELU(W0_ @ x), B_), (lambda x: (a0_ * fw.RELU(W0_ @ x)).sum(), C_)):
+            c_ = fw.opnorm_control(f_, Xte, v_)
+            assert c_["ok"], (m, c_)
         for i, t in enumerate(tr.steps):
             for e in range(net.E):
                 out.append(dict(m=m, step=t, seed=e, A=tr.obs["A"][i][e], B=tr.obs["B"][i][e], C=tr.obs["C"][i][e]))
@@ -92,7 +98,10 @@ def test_fig5_relation_rejects_wrong_versions(record, ctx):
     X = X / X.norm(dim=-1, keepdim=True)
     W1, W2, W3 = (torch.randn(o, i, generator=gen, dtype=torch.float64) / i ** 0.5 for o, i in ((30, 20), (25, 30), (5, 25)))
     inner, outer, _ = cc.three_module(W1, W2, W3, fw.RELU)
-    rho3, v3, _ = _stats(*cc.composition_norms(inner, outer, X))
+    A3, B3, C3 = cc.composition_norms(inner, outer, X)
+    c3 = fw.opnorm_control(lambda x: outer(inner(x)), X, C3)
+    assert c3["ok"], c3
+    rho3, v3, _ = _stats(A3, B3, C3)
     nonlin = abs(rho3 * (1 + v3) ** 0.5 - 1)
     rejected = wrong > 1e3 * EXACT and nonlin > 1e3 * EXACT
     record("holds" if rejected else "violated", role="companion", observed=min(wrong, nonlin), bound=EXACT,

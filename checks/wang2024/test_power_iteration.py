@@ -87,7 +87,9 @@ def test_power_iteration_vs_svd(record, ctx):
     sp = jac.opnorm(f, X[:20], method="power", tol=1e-10, generator=record.generator({"jvp": 1}))
     ex = torch.linalg.matrix_norm(Js["3-layer MLP input Jacobian (10x20)"][:20], ord=2)
     jvp_err = float(((ex - sp) / ex).abs().max())
-    ok = worst_mono <= 4 * ULP and worst_over <= 4 * ULP and worst_ratio <= 1.0 and jvp_err <= 1e-8
+    # the core's default method (batched Lanczos) and its exact method on the same inputs, vs this SVD
+    ctl = fw.opnorm_control(f, X[:20], ex)
+    ok = ctl["ok"] and worst_mono <= 4 * ULP and worst_over <= 4 * ULP and worst_ratio <= 1.0 and jvp_err <= 1e-8
     record("holds" if ok else "violated", observed=worst_ratio, bound=1.0, table=rows,
            tightness="max over converged samples (tol 1e-6, q<1/2) of error / (δ_last/((1−(σ₂/σ₁)⁴)(1−q)))",
            config={"N": N, "d": D, "ReLU layer": "m=30, q=0.25", "MLP": "20-40-30-10 He init"},
@@ -99,10 +101,12 @@ def test_power_iteration_vs_svd(record, ctx):
                 f"At tol 1e-6 the max error is {max(float(errs[(n, 1e-6)].max()) for n in Js):.1e} > tol; with the public "
                 f"code's (30 iters, tol 1e-4) it reaches {max(float(errs[(n, 1e-4)].max()) for n in Js):.1e} on samples "
                 f"with σ₂ ≈ σ₁. Stops on a plateau near σ₂ at tol 1e-6 (u₀ ∈ [0,1]^d almost ⊥ top vector; "
-                f"(name, count, max error)): {plateaus}. jvp/vjp route (core opnorm 'power', tol 1e-10) vs SVD: {jvp_err:.1e}.")
+                f"(name, count, max error)): {plateaus}. jvp/vjp route (core opnorm 'power', tol 1e-10) vs SVD: {jvp_err:.1e}; "
+                f"default opnorm (Lanczos) vs exact: {ctl['default (lanczos) vs exact']:.1e}.")
     assert worst_mono <= 4 * ULP and worst_over <= 4 * ULP, (worst_mono, worst_over)
     assert worst_ratio <= 1.0, rows  # two-component bound (module docstring); more components only increase δ
     assert jvp_err <= 1e-8, jvp_err
+    assert ctl["ok"], ctl
 
 
 @pytest.mark.claim("wang2024/alg-2")

@@ -212,6 +212,7 @@ def test_prop1_relu_rises_early_then_flattens(record, ctx):
     net.W = net.W * torch.tensor([m ** -q for q in qs], dtype=X.dtype).view(-1, 1, 1)
     obs = lambda t, p, u: {"varrho": cc.mlp_varrho(p[0].detach(), net.a, Xe, fw.RELU)}
     vr = train.gd(net, X, y, loss="bce", lr=eta, steps=steps, record=list(range(steps + 1)), observe=obs).stacked("varrho")
+    fw.mlp_opnorm_controls(net.W, net.a, Xe)  # the Jacobian norms behind ϱ vs the core's default opnorm and SVD
     shapes = [pr.rise_shape(vr[:, e], eta) for e in range(len(qs))]
     ok = all(sh["ok"] for sh in shapes)
     rows = [{"m": m, "q": q, "rise varrho(peak)-varrho(0)": sh["rise"], "tau at 95% of rise": sh["k95"] * eta,
