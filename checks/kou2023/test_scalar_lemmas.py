@@ -71,6 +71,25 @@ def test_lemma_5_3_corrected_sandwich(record):
     assert ok, bad[:3]
 
 
+_PIN_T = (0, 1, 7, 100, T_SEQ)
+
+
+def _pin_formulas(x0: float, C1: float, C2: float) -> None:
+    """The four bounds of scalar_lemmas at a few t, against Lemma 5.3 (5.7) as printed and Lemmas H.1/H.2, evaluated
+    here term by term with math (not with the module): printed log(e^{−x0} + C1 t), log(e^{−x0} + C2 e^{C2} t);
+    corrected (H.2, H.1) the same with e^{x0}. A constant changed in the module (C2 for C2e^{C2}, 2C1, …) changes
+    the finding's size, so it must fail here (AssertionError, not the expected ClaimViolation). Tolerance: a few
+    ulps of each log (logaddexp vs log of a sum), relative 1e-12."""
+    lo_p, up_p = sl.printed_53(x0, C1, C2, T_SEQ)
+    lo_c, up_c = sl.lower_h2(x0, C1, T_SEQ), sl.upper_h1(x0, C2, T_SEQ)
+    for t in _PIN_T:
+        ref = {"printed lower": (lo_p[t], math.exp(-x0) + C1 * t), "printed upper": (up_p[t], math.exp(-x0) + C2 * math.exp(C2) * t),
+               "H.2 lower": (lo_c[t], math.exp(x0) + C1 * t), "H.1 upper": (up_c[t], math.exp(x0) + C2 * math.exp(C2) * t)}
+        for name, (got, arg) in ref.items():
+            want = math.log(arg)
+            assert abs(got - want) <= 1e-12 * max(1.0, abs(want)), (name, x0, C1, C2, t, got, want)
+
+
 @pytest.mark.claim("kou2023/lem-5.3")
 @pytest.mark.xfail(strict=True, raises=ClaimViolation,
                    reason="Lemma 5.3 prints exp(-x0) where H.1/H.2 have e^{x0}: the printed upper bound "
@@ -84,7 +103,9 @@ def test_lemma_5_3_as_printed(record):
     violating sequence exceeds the printed upper bound by exactly 2x_0 at its worst (t = 0, where the bound
     reads x_0 ≤ −x_0; later the excess log(e^{x0}+Kt) − log(e^{−x0}+Kt) is smaller), sequences with x_0 = 0
     never violate, and the corrected bound with the same C₂e^{C₂} holds on every one of the same sequences —
-    so the discrepancy is the sign of x_0, not the constant C₂e^{C₂} (a wrong C₂ would fail at x_0 = 0 too)."""
+    so the discrepancy is the sign of x_0, not the constant C₂e^{C₂} (a wrong C₂ would fail at x_0 = 0 too). The bounds'
+    constants themselves are pinned against the printed formulas evaluated independently (_pin_formulas), so a
+    looser wrong constant, which no sequence would reveal, cannot pass as this finding either."""
     counts = {"x0=0": [0, 0], "x0>0": [0, 0]}  # [violations, sequences]
     first = None
     size_dev = []  # |max excess over the printed upper bound − 2x0| of every sequence with x0 > 0
@@ -93,6 +114,7 @@ def test_lemma_5_3_as_printed(record):
     def _pin(x, x0, C1, C2, up):
         nonlocal corrected_viol
         tol = sl.tolerance(x)
+        _pin_formulas(x0, C1, C2)  # the bounds' constants, against their printed formulas (independent evaluation)
         if x0 > 0:
             size_dev.append(abs(float(np.max(x - up)) - 2 * x0) / max(1.0, x0))
         lo_c, up_c = sl.lower_h2(x0, C1, T_SEQ), sl.upper_h1(x0, C2, T_SEQ)

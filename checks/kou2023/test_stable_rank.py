@@ -248,6 +248,26 @@ def _f1_constants(run):
 
 GROWTH_MAX = 0.2  # |power-law exponent| in n or m that still counts as "bounded independently of n, m"
 
+# Tightness band of Lemma F.1's certificate (issue 15). cert/srank(ΔW) = ‖v‖²‖ΔW‖₂²/‖ΔW v‖², v = XᵀG⁻¹1, and
+# ΔW v = A1 (A = ρ/‖x‖², ΔW = AX). Asymptotically only the n/2 own-class columns of A grow (like log t; the
+# opposite-class ones stay O(1) or O(pn log t)), so by Cauchy–Schwarz ‖A1‖² ≤ (n/2)‖A‖₂²(1 + O(1/log t)) while
+# ‖v‖² = 1ᵀG⁻¹1 = n(1 + O(ε)): cert/srank ≥ 2(1 − O(ε) − O(1/log t)). Above, Gershgorin on AᵀA (row sums of the
+# own-class Gram m²|S_i ∩ S_i'|/(|S_i||S_i'|) differ by ≲ 30% on the events |S_i| ∈ [0.4, 0.6]m) bounds it by
+# ≈ 2·1.3. Measured 2.01–2.06 over the sweep (seeds 0, 3, 11, 17); band [1.8, 2.6] (width ×1.44 < 2), so a
+# certificate doubled or halved falls outside (the halved one would also stop bounding srank).
+F1_BAND = (1.8, 2.6)
+
+
+def _f1_certificate_weight_space(A: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Lemma F.1's certificate and srank(ΔW) evaluated apart from stable_rank.f1_certificate, in weight space:
+    ΔW = A X (A: (E, 2, m, n) coefficients ρ/‖x_i‖², X: (n, d)), v = Xᵀ(XXᵀ)⁻¹1, cert = ‖ΔW‖_F²‖v‖²/‖ΔW v‖²,
+    srank = ‖ΔW‖_F²/σ_max(ΔW)² from an SVD. Returns (cert, srank), each (E, 2)."""
+    dW = A @ X
+    v = X.T @ torch.linalg.solve(X @ X.T, torch.ones(X.shape[0], dtype=X.dtype, device=X.device))
+    fro2 = (dW ** 2).sum((-1, -2))
+    smax = torch.linalg.svdvals(dW)[..., 0]
+    return fro2 * (v @ v) / ((dW @ v) ** 2).sum(-1), fro2 / smax ** 2
+
 
 @pytest.mark.claim("kou2023/thm-4.3")
 @pytest.mark.claim("kou2023/lem-F.1")
@@ -261,6 +281,7 @@ def test_relu_srank_bounded_over_n_sweep(ctx, record):
     Ĉ_U, ĉ_L of the two bounds (U), (L) are reported per run, with their growth exponents in n."""
     rows = []
     cert_viol, cert_ratio = 0, 0.0
+    cert_pin, end_slack = 0.0, []  # the certificate re-evaluated in weight space, and its slack cert/srank at T
     for cfg in _sweep_configs(ctx):
         data = ks.make_data(cfg, record.generator(cfg.key(), claim="kou2023/thm-4.3"), device=ctx.device)
         net = ks.make_net(cfg, data, record.generator(cfg.key("init", cfg.m), claim="kou2023/thm-4.3"))
@@ -272,6 +293,9 @@ def test_relu_srank_bounded_over_n_sweep(ctx, record):
         cert, srd = sr.f1_certificate(C, data.G)
         cert_viol += int((srd > cert * (1 + 1e-9)).sum())  # rounding of m×m eigenvalues ≪ 1e-9
         cert_ratio = max(cert_ratio, float((srd / cert).max()))
+        ci, si = _f1_certificate_weight_space(run.rho[-1] / data.norms2, data.X)
+        cert_pin = max(cert_pin, float((cert[-1] / ci - 1).abs().max()), float((srd[-1] / si - 1).abs().max()))
+        end_slack.append((ci / si).cpu().numpy().ravel())
         CU, cL = _f1_constants(run)
         rows.append({"data": cfg.data, "n": cfg.n, "m": cfg.m, "d": cfg.d, "L_inf_max": max(Linf), "L_inf_min": min(Linf),
                      "srank_W_end_max": float(run.srank[-1].max()), "cert_end_max": float(cert[-1].max()),
@@ -345,9 +369,23 @@ def test_relu_srank_bounded_over_n_sweep(ctx, record):
                       f"Ĉ_U ∈ [{min(r['C_U_hat'] for r in rows):.3g}, {max(r['C_U_hat'] for r in rows):.3g}], "
                       f"ĉ_L ∈ [{min(r['c_L_hat'] for r in rows):.3g}, {max(r['c_L_hat'] for r in rows):.3g}]; growth "
                       f"exponents in n (Ĉ_U, ĉ_L): " + ", ".join(f"{k} ({v[0]:+.2f}, {v[1]:+.2f})" for k, v in cgrowth.items())
-                      + f" (|·| ≤ {GROWTH_MAX} required: constants independent of n)"),
+                      + f" (|·| ≤ {GROWTH_MAX} required: constants independent of n); slack cert/srank(ΔW) at T "
+                      f"{min(min(x) for x in end_slack):.3f}–{max(max(x) for x in end_slack):.3f}, pinned in "
+                      f"{list(F1_BAND)} (weight-space evaluation, agreeing with the d-free one within {cert_pin:.0e})"),
            note="Lemma F.1's proof invokes Cor. E.3, false for p=0 (see lem-E.2); its conclusion still holds at p=0 (D-O rows)")
     assert fake_rejected and all(abs(v) > GROWTH_MAX for v in fake_c.values())
+    # tightness band of the certificate (issue 15): its slack cert/srank(ΔW) at T, from the weight-space evaluation
+    es = np.concatenate(end_slack)
+    in_band = bool(np.all((F1_BAND[0] <= es) & (es <= F1_BAND[1])))
+    wrong = {f: bool(np.any((F1_BAND[0] <= f * es) & (f * es <= F1_BAND[1]))) for f in (2.0, 0.5)}
+    record("holds" if not any(wrong.values()) else "violated", claim="kou2023/lem-F.1", role="companion",
+           observed=[float((2 * es).min()), float((0.5 * es).max())], bound=list(F1_BAND), config=conf,
+           note=(f"the certificate doubled (slack {2 * es.min():.2f}–{2 * es.max():.2f}) or halved ({0.5 * es.min():.2f}–"
+                 f"{0.5 * es.max():.2f}; halved it no longer bounds srank) leaves the band {list(F1_BAND)} of cert/srank "
+                 f"at T = {es.min():.3f}–{es.max():.3f} (rejected: {not any(wrong.values())})"))
+    assert not any(wrong.values()), wrong
+    assert cert_pin <= 1e-9, cert_pin  # d-free certificate = its weight-space evaluation (rounding of m×m, m×d)
+    assert in_band, es  # the certificate is ≈ 2× the stable rank at T, as the error model says
     assert ok, (spread, growth, cert_viol, cgrowth)
 
 
