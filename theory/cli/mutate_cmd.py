@@ -17,6 +17,7 @@ def register(sub) -> None:
                    help="file or folder to mutate, relative to the repository root (repeatable; default: "
                         "theory/papers and the core routines they use)")
     p.add_argument("--key", action="append", default=None, help="run only this mutant (PATH:LINE:COL:OP; repeatable)")
+    p.add_argument("--skip", action="append", default=None, help="leave this mutant out (repeatable)")
     p.add_argument("--rev", default="HEAD", help="git revision to audit (default HEAD)")
     p.set_defaults(func=run)
 
@@ -24,7 +25,7 @@ def register(sub) -> None:
 def run(ns, extra) -> int:
     repo = pathlib.Path(__file__).resolve().parents[2]
     res = A.audit(repo, pathlib.Path(ns.out), n=ns.n, seed=ns.seed, timeout=ns.timeout,
-                  paths=tuple(ns.path) if ns.path else A.DEFAULT_PATHS, rev=ns.rev, keys=ns.key)
+                  paths=tuple(ns.path) if ns.path else A.DEFAULT_PATHS, rev=ns.rev, keys=ns.key, skip=ns.skip)
     s = A.summary(res)
     print(A.markdown(res).splitlines()[0])
     return 0 if s["survived"] == 0 else 1

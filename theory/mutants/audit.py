@@ -70,9 +70,26 @@ def sample(ms: list[ops.Mutant], n: int, seed: int = 0) -> list[ops.Mutant]:
     return out
 
 
-def run_one(root: pathlib.Path, m: ops.Mutant, graph, *, timeout: float, seed: int = 0) -> dict:
+def file_seconds(repo: pathlib.Path) -> dict[str, float]:
+    """Seconds per check file from the last report's ``results.json`` (``reports/**/results.json``), so that the
+    selected checks run fastest first and ``-x`` stops a caught mutant early; empty when there is none."""
+    out: dict[str, float] = {}
+    for f in sorted((repo / "reports").glob("**/results.json")):
+        try:
+            tests = json.loads(f.read_text()).get("run", {}).get("tests", {})
+        except (OSError, ValueError):
+            continue
+        for node, t in tests.items():
+            path = node.split("::")[0]
+            out[path] = out.get(path, 0.0) + float(t.get("seconds") or 0.0)
+        break
+    return out
+
+
+def run_one(root: pathlib.Path, m: ops.Mutant, graph, *, timeout: float, seed: int = 0,
+            seconds: dict[str, float] | None = None) -> dict:
     names = targets.names_reaching(m.function, graph)
-    files = targets.check_files(root, names)
+    files = sorted(targets.check_files(root, names), key=lambda f: ((seconds or {}).get(f, 60.0), f))
     res = {**asdict(m), "key": m.key, "checks": files}
     if not files:
         return {**res, "outcome": "no checks", "seconds": 0.0, "failed": ""}
@@ -113,17 +130,23 @@ def markdown(results: list[dict]) -> str:
 
 
 def audit(repo: pathlib.Path, out: pathlib.Path, *, n: int, seed: int, timeout: float, paths=DEFAULT_PATHS,
-          rev: str = "HEAD", keys: list[str] | None = None, log=print) -> list[dict]:
+          rev: str = "HEAD", keys: list[str] | None = None, skip: list[str] | None = None,
+          log=print) -> list[dict]:
     """Sample ``n`` mutants (or the ``keys`` given) of the committed tree and run each; writes
     ``out/mutants.json`` (after every mutant, so an interrupted audit keeps what it measured) and ``out/mutants.md``."""
     out.mkdir(parents=True, exist_ok=True)
     root = scratch_copy(repo, out / "tree", rev)
     pool = candidates(root, paths)
-    chosen = [m for m in pool if m.key in set(keys)] if keys else sample(pool, n, seed)
+    chosen = sample(pool, n, seed)
+    if keys:
+        chosen = [m for m in pool if m.key in set(keys)]
+    if skip:
+        chosen = [m for m in chosen if m.key not in set(skip)]
     graph = targets.name_graph(root)
+    seconds = file_seconds(repo)
     results = []
     for i, m in enumerate(chosen, 1):
-        r = run_one(root, m, graph, timeout=timeout)
+        r = run_one(root, m, graph, timeout=timeout, seconds=seconds)
         results.append(r)
         log(f"[{i}/{len(chosen)}] {r['outcome']:9s} {r['seconds']:6.1f}s {m.key} {m.old[:30]!r} -> {m.new[:30]!r}")
         (out / "mutants.json").write_text(json.dumps({"pool": len(pool), "summary": summary(results),
