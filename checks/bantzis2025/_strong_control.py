@@ -1,0 +1,160 @@
+"""Shared pieces of the worst-case checks of strong control (``bantzis2025/prop-A.5``, ``prop-3.3``).
+
+Notation of the paper: input X_in = uvᵀ + E (code: rows are samples, X_in = v uᵀ + Eᵀ), u, v ≥ 0, ‖E‖_F ≤ ε,
+a = ‖Gv‖‖u‖, g = ‖G‖_F, sublevel set S = {‖θ‖² ≤ L, −Tr[GᵀY_θ(X_in)] ≥ a − gε} (contains θ*).
+
+Near-equality family of A.5's sublevel bound (derived for this check from the proof's chain of inequalities):
+u, v unit and positive, G = −αv + βw (w ⊥ v unit, α² + β² = 1, so g = 1, a = α), E = ε·e uᵀ with e = αv − βw.
+Then X_in = (v + εe)uᵀ is rank one and non-negative, and a network whose first layer has rows q·u and √(1−q²)·x
+(rest of the chain e_1e_1ᵀ, W_L = e_1ᵀ) has −Tr = q(α + ε). With x ⊥ u, tail(W_1) = 1 − q²; with x = −u, the
+second unit is always off and ν_1 = 1 − q². The largest admissible 1 − q² is at q = (1 − ρ)/(1 + ρ), ρ = ε/α, and
+the ratio to B_A5 = 4(1/α + 1)ε is ρ/((1 + ρ)²(ρ + ε)) → 1 as ε → 0, α → 0. The same data have s* = α + ε exactly
+(the rank-one network q = 1 reaches it; A.5 (i)–(ii) bound s* by a + gε = α + ε).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import torch
+
+from theory.papers.bantzis2025 import localized as loc
+
+
+def family_data(N, d, alpha, eps, gen, dtype, device=None):
+    """(u, v, w, G, X_in) of the near-equality family (u, v unit with entries in [0.5, 1.5]/norm)."""
+    u = torch.rand(d, generator=gen, dtype=dtype) + 0.5
+    v = torch.rand(N, generator=gen, dtype=dtype) + 0.5
+    u, v = u / u.norm(), v / v.norm()
+    w = torch.randn(N, generator=gen, dtype=dtype)
+    w = w - (w @ v) * v
+    w = w / w.norm()
+    beta = math.sqrt(1 - alpha ** 2)
+    G = -alpha * v + beta * w
+    Xin = torch.outer(v, u) + eps * torch.outer(alpha * v - beta * w, u)
+    assert float((v + eps * (alpha * v - beta * w)).min()) > 0       # X_in ≥ 0: every ReLU of the chain is on
+    return [t.to(device) for t in (u, v, w, G, Xin)]
+
+
+def chain(u, L, width, q, second, sign=1.0):
+    """One network: W_1 rows q·u and `second` (a d-vector), W_ℓ = e_1e_1ᵀ, W_L = sign·e_1ᵀ; shape (1, …)."""
+    d, dt, dev = u.shape[0], u.dtype, u.device
+    th = [torch.zeros(1, width, d, dtype=dt, device=dev)] + \
+         [torch.zeros(1, width, width, dtype=dt, device=dev) for _ in range(L - 2)] + \
+         [torch.zeros(1, 1, width, dtype=dt, device=dev)]
+    th[0][0, 0] = q * u / u.norm()
+    th[0][0, 1] = second
+    for w in th[1:-1]:
+        w[0, 0, 0] = 1.0
+    th[-1][0, 0, 0] = sign
+    return th
+
+
+def speed(th, X, G):
+    return -loc.localized_loss(th, X, G)
+
+
+# --- exact rational evaluations of the printed bounds, written apart from theory/papers/bantzis2025/bounds.py ----
+
+def exact_b33(g: float, eps: float, s: float, const: int = 8) -> Fraction:
+    """8‖G‖ε/(s* − ‖G‖ε) in exact rational arithmetic at the given float inputs (Prop 3.3)."""
+    g, eps, s = Fraction(g), Fraction(eps), Fraction(s)
+    return const * g * eps / (s - g * eps)
+
+
+def exact_bA5(g: float, gv: float, un: float, vn: float, eps: float, const: int = 2) -> Fraction:
+    """2δ with δ = 2(‖G‖/(‖Gv‖‖u‖) + 1/(‖u‖‖v‖))ε, exactly (A.5's proof); const = 2 is the printed 2δ."""
+    g, gv, un, vn, eps = (Fraction(x) for x in (g, gv, un, vn, eps))
+    return const * 2 * (g / (gv * un) + 1 / (un * vn)) * eps
+
+
+def pin(value: float, exact: Fraction) -> float:
+    """Relative difference of a float evaluation from the exact rational value."""
+    return float(abs(Fraction(value) - exact) / abs(exact))
+
+
+PIN_TOL = 1e-14     # a float64 evaluation of a 5-term rational expression: ≤ ~10 roundings of 1.1e-16
+
+
+# --- adversarial search over the sublevel set ---------------------------------------------------------------------
+
+PARTS = ("tail(W_l)", "tail(Zsigma_l)", "nu_l")
+
+
+def _tail(M):
+    """1 − s_1²/Σs_i² from the smaller Gram matrix (differentiable where s_1 is simple); 0 for a zero matrix."""
+    gram = M.transpose(-1, -2) @ M if M.shape[-1] <= M.shape[-2] else M @ M.transpose(-1, -2)
+    tr = torch.diagonal(gram, dim1=-2, dim2=-1).sum(-1)
+    top = torch.linalg.eigvalsh(gram)[..., -1]
+    ok = tr > 1e-300
+    return torch.where(ok, 1 - top / torch.where(ok, tr, torch.ones_like(tr)), torch.zeros_like(tr))
+
+
+def part_maxima(th, X):
+    """(E, 3): max over layers of tail(W_ℓ), tail(Zσ_ℓ) (ℓ = 0..L−1) and ν_ℓ (ℓ = 1..L−1) — the search objective
+    only; reported values are recomputed with the reference :func:`ratios.ratios`."""
+    Z, H = loc.layers(th, X)
+    E = th[0].shape[0]
+    tw = torch.stack([_tail(w) for w in th], 1).amax(1)
+    tz = torch.stack([_tail(z) for z in [X.expand(E, *X.shape)] + H[:-1]], 1).amax(1)
+    nus = []
+    for z, h in zip(Z[:-1], H[:-1]):
+        den = (z ** 2).sum((-1, -2))
+        nus.append(torch.where(den > 1e-300, ((h - z) ** 2).sum((-1, -2)) / den.clamp_min(1e-300), torch.zeros_like(den)))
+    return torch.stack([tw, tz, torch.stack(nus, 1).amax(1)], 1)
+
+
+def retract(th, anchor, X, G, thr, iters=14):
+    """Back into the sublevel set: per member the largest λ ∈ {0} ∪ [2^-iters, 1] (bisection) such that
+    θ_λ = sphere(anchor + λ(θ − anchor)) has −Tr[GᵀY] ≥ thr; the anchor is in the set, so every result is."""
+    E = th[0].shape[0]
+    lo = torch.zeros(E, dtype=th[0].dtype, device=th[0].device)
+    hi = torch.ones_like(lo)
+
+    def at(lam):
+        return loc.to_sphere([a + lam.view(-1, 1, 1) * (b - a) for a, b in zip(anchor, th)])
+
+    ok = speed(at(hi), X, G) >= thr
+    lo = torch.where(ok, hi, lo)
+    for _ in range(iters):
+        if bool(ok.all()):
+            break
+        mid = (lo + hi) / 2
+        good = speed(at(mid), X, G) >= thr
+        lo = torch.where(~ok & good, mid, lo)
+        hi = torch.where(~ok & ~good, mid, hi)
+    return at(lo)
+
+
+def sublevel_search(X, G, u, v, eps, L, width, starts, steps, gen, lr=3e-3, amp=0.05):
+    """Projected gradient ascent (Adam, then sphere and :func:`retract`) of part_j/B_A5 over S ∩ {‖θ‖² = L}
+    (the ratios are scale-invariant per layer and −Tr is homogeneous, so the sphere holds the supremum over the
+    ball), from ``starts`` perturbed copies of the rank-one network of A.5 (i) per part. Returns (θ_best (3·starts
+    members, each a point of S), part index per member, threshold a − gε)."""
+    gn, gv, un = float(G.norm()), float((G @ v).abs()), float(u.norm())
+    thr = gv * un - gn * eps
+    E = 3 * starts
+    sign = -float(torch.sign(G @ v))
+    anchor = loc.to_sphere([w.expand(E, *w.shape[1:]).clone() for w in chain(u, L, width, 1.0, torch.zeros_like(u), sign)])
+    assert bool((speed(anchor, X, G) >= thr).all())              # A.5 (i)–(ii): the anchor is in S
+    th = [w + amp * torch.randn(w.shape, generator=gen, dtype=w.dtype).to(w.device) / math.sqrt(w[0].numel())
+          for w in anchor]
+    th = [w.clone().requires_grad_(True) for w in retract(loc.to_sphere(th), anchor, X, G, thr)]
+    sel = torch.arange(E, device=X.device) // starts
+    opt = torch.optim.Adam(th, lr=lr)
+    best = torch.full((E,), -math.inf, dtype=X.dtype, device=X.device)
+    keep = [w.detach().clone() for w in th]
+    for _ in range(steps + 1):
+        r = part_maxima(th, X)[torch.arange(E), sel]
+        with torch.no_grad():
+            imp = r > best
+            best = torch.where(imp, r, best)
+            for b, w in zip(keep, th):
+                b[imp] = w[imp]
+        opt.zero_grad()
+        (-r.sum()).backward()
+        opt.step()
+        with torch.no_grad():
+            for w, q in zip(th, retract(loc.to_sphere([w.detach() for w in th]), anchor, X, G, thr)):
+                w.copy_(q)
+    return keep, sel, thr
