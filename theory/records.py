@@ -29,6 +29,10 @@ NEEDS_FINDING_TYPE = ("expected-failure", "vacuous", "inconclusive")
 # (an algebraic identity, Cauchy–Schwarz, a construction true by design): a consistency check of the code,
 # never on its own evidence that the paper is right.
 EVIDENCE = ("test", "identity")
+# The comparable tightness figure a check declares for its record (theory.report.tightness): "slack" (an
+# inequality, bound ÷ observed), "err/tol" (an identity), "exponent" (a rate or limit: fitted − claimed),
+# "discrepancy" (an expected failure: the factor off). Left empty, the report infers it from the record.
+FIGURE_KINDS = ("slack", "err/tol", "exponent", "discrepancy")
 # "check": a measurement of the claim. "companion": a wrong version of the claim (tightened constant,
 # flipped sign, perturbed identity) run through the same check; its verdict is "holds" when the check
 # rejected the wrong version and "violated" when it did not (the check is then too weak to fail).
@@ -89,6 +93,7 @@ class Measurement:
     finding_type: str = ""
     evidence: str = "test"
     covers: list = field(default_factory=list)
+    figure_kind: str = ""
 
     def __post_init__(self):
         entry = get(self.claim)  # unknown claim ID -> UnknownClaimError
@@ -109,6 +114,8 @@ class Measurement:
             raise ValueError(f"{self.claim}: finding_type {self.finding_type!r} is not one of {FINDING_TYPES}")
         if self.role == "check" and self.verdict in NEEDS_FINDING_TYPE and not self.finding_type:
             raise ValueError(f"{self.claim}: a {self.verdict!r} record needs finding_type= (one of {FINDING_TYPES})")
+        if self.figure_kind and self.figure_kind not in FIGURE_KINDS:
+            raise ValueError(f"{self.claim}: figure_kind {self.figure_kind!r} is not one of {FIGURE_KINDS}")
         if not isinstance(self.covers, (list, tuple)) or not all(isinstance(c, str) for c in self.covers):
             raise ValueError(f"{self.claim}: covers must be a list of part names of the registry entry")
         unknown = [c for c in self.covers if c not in entry.parts]

@@ -71,6 +71,24 @@ def test_kind_rules_in_order():
     assert f.kind == "slack" and f.value == pytest.approx(300.0)
 
 
+def test_declared_figure_kind_wins_over_the_inference():
+    # the text alone would say "exponent" (it mentions a rate); the check declares a slack
+    r = rec("holds", 0.25, 1.0, tightness="rate of the observed loss vs the bound", figure_kind="slack")
+    assert figure(r, "asymptotic rate").kind == "slack" and figure(r, "").value == pytest.approx(4.0)
+    assert figure(dict(r, figure_kind=""), "asymptotic rate").kind == "exponent"
+    # an expected failure stays a discrepancy, a companion has no figure, whatever is declared
+    assert figure(rec("expected-failure", 4.0, 1.0, finding="x", figure_kind="slack"), "").kind == "discrepancy"
+    assert figure(dict(r, role="companion"), "") is None
+
+
+def test_a_figure_kind_outside_the_list_is_an_error():
+    from theory.records import Measurement
+
+    Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=1, bound=2, figure_kind="err/tol")
+    with pytest.raises(ValueError, match="figure_kind 'tightness' is not one of"):
+        Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=1, bound=2, figure_kind="tightness")
+
+
 def test_summary_table_shows_the_figure():
     ineq = dict(rec("holds", 0.25, 1.0), claim="kou2023/lem-H.1", tightness="observed / bound")  # registry: inequality
     assert summary.tightness_text(ineq) == "slack 4"

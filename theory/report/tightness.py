@@ -14,7 +14,8 @@ reader can compare claims of one kind at a glance:
 - ``discrepancy`` (an expected failure): the factor by which the printed statement is off, max(r, 1/r)
   of r = |observed ÷ bound|; when the bound is 0 there is no factor and the text gives observed vs bound.
 
-Which kind, first rule that applies: an expected failure is a discrepancy; a record whose tightness text
+Which kind, first rule that applies: an expected failure is a discrepancy; a record that declares its
+``figure_kind`` has that kind; a record whose tightness text
 speaks of an exponent, slope, rate or limit is an exponent; a record marked ``evidence="identity"`` or whose
 tightness text speaks of an error, residual, gap, deviation or tolerance is err/tol; a claim whose registry
 kind speaks of an inequality, a bound or a sandwich gives a slack; a claim whose kind is a rate or a limit
@@ -29,9 +30,10 @@ import math
 import re
 from dataclasses import dataclass
 
+from ..records import FIGURE_KINDS
 from .fmt import num
 
-KINDS = ("slack", "err/tol", "exponent", "discrepancy")
+KINDS = FIGURE_KINDS
 AXES = {"slack": "slack = bound ÷ observed (log; 1 = tight, < 1 crossed)",
         "err/tol": "|error| ÷ tolerance (log; ≤ 1 within tolerance)",
         "exponent": "fitted − claimed exponent or limit (0 = as claimed; bar: CI)",
@@ -98,6 +100,8 @@ def kind_of(rec: dict, claim_kind: str | None = None) -> str | None:
         return "discrepancy"
     if num(rec.get("observed")) is None or num(rec.get("bound")) is None:
         return None
+    if rec.get("figure_kind") in KINDS:
+        return rec["figure_kind"]
     ck = _claim_kind(rec.get("claim", "")) if claim_kind is None else claim_kind
     text = str(rec.get("tightness") or "")
     if _RATE_TEXT.search(text):
