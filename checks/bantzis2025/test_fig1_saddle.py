@@ -28,15 +28,27 @@ from theory.papers.bantzis2025 import saddle_training as S
 from theory.stats import rank_trend
 
 RATE_FACTOR = 100.0
+# Members judged, and how many must show the figure's picture. The picture (a plateau, an escape, then one
+# dominant singular value before the next escape) needs the first escape to end before the second starts. In
+# about 4 % of the quick-profile draws (4 of 93 members over seeds 0–30) the second escape follows within a few
+# hundred steps and merges with the first: the state "after the first escape, before the second" does not exist
+# and s2/s1 is read inside the second escape (shrink 0.76–0.93). The loss curve cannot tell a merged pair from a
+# slow single escape without thresholds tuned to seeds, so such a member is not excluded; instead the figure
+# claim (one run in the paper) must hold for a majority: with a per-member miss rate q ≈ 0.043, three or more
+# misses of five happen with probability ≈ 10q³ ≈ 8e-4 per run (the check's false-alarm rate), while a false
+# claim (no dominant singular value after escape) fails every member.
+MEMBERS, MAJORITY = 5, 3
 
 
 def _data(ctx, gen):
     path = os.environ.get("THEORY_MNIST")
     if ctx.full and path:
         X, lab = real.load_mnist(path, os.environ.get("THEORY_MNIST_LABELS"), device=ctx.device)
-        idx = torch.randperm(len(lab), generator=torch.Generator().manual_seed(0))[:10_000].to(ctx.device)
-        return S.standardize(X[idx]), lab[idx], "MNIST (local file), 10 000 images", [784] + [1000] * 5 + [10], \
-            1e-3, 10.0, 20_000
+        n, w = ctx.size(10_000, floor=100), ctx.size(1000, floor=8)  # ctx.size: shrunk in a smoke run only
+        idx = torch.randperm(len(lab), generator=torch.Generator().manual_seed(0))[:n].to(ctx.device)
+        return S.standardize(X[idx]), lab[idx], "MNIST (local file), " + f"{n:,}".replace(",", " ") + " images", \
+            [784] + [w] * 5 + [10], \
+            1e-3, 10.0, ctx.size(20_000, floor=200)
     X, lab = real.digits(device=ctx.device)
     idx = torch.randperm(len(lab), generator=torch.Generator().manual_seed(0))[:300].to(ctx.device)
     return S.standardize(X[idx]), lab[idx], "sklearn digits 8x8, 300 images", [64] + [16] * 5 + [10], 0.05, 20.0, \
@@ -53,7 +65,7 @@ def test_dominant_singular_value_after_first_escape(record, ctx):
     gen = record.generator({"test": "fig1"})
     X, lab, name, dims, std, eta0, steps = _data(ctx, gen)
     Y = S.centred_onehot(lab, 10, ctx.dtype)
-    E = 3
+    E = MEMBERS
     after = ctx.pick(quick=1000, full=20_000)     # full: long enough for a second plateau and drop
     # the plateau length varies with the draw: train past `steps` (up to 4×) until every member has escaped
     run = S.train_saddle(X, Y, dims, init_std=std, eta0=eta0, steps=steps, log_every=100, E=E, generator=gen,
@@ -62,7 +74,7 @@ def test_dominant_singular_value_after_first_escape(record, ctx):
     C0 = float(0.5 * (Y ** 2).sum(-1).mean())
     t = np.array(run.steps)
     L = len(dims) - 1
-    rows, ok_all, pooled_x, pooled_y, second = [], True, [], [], []
+    rows, passed, pooled_x, pooled_y, second = [], [], [], [], []
     series = {"loss": {"x": t.tolist(), "y": loss.mean(1).tolist(), "xlabel": "GD step", "ylabel": "training loss"}}
     for e in range(E):
         prof = S.escape_profile(loss[:, e], t, C0, drop=0.05, plateau_factor=RATE_FACTOR)
@@ -84,8 +96,8 @@ def test_dominant_singular_value_after_first_escape(record, ctx):
             k_end = len(t) - 1
             grow = max(_ratio(run, l, k_end, e) / r1[l] for l in range(L))
             second.append(grow)
-        ok_all &= ok
-        rows.append({"seed": e, "escape step": int(t[esc]), "plateau rate / escape rate": prof["rate_ratio"],
+        passed.append(ok)
+        rows.append({"seed": e, "member shows the picture": ok, "escape step": int(t[esc]), "plateau rate / escape rate": prof["rate_ratio"],
                      "plateau then escape": prof["plateau_then_escape"], "loss drop / C(0)": prof["drop"],
                      "s2/s1 at init": [round(v, 3) for v in r0], "s2/s1 after escape": [round(v, 3) for v in r1],
                      "mean s2/s1 layers 4–6": deep, "mean shrink of s2/s1, layers 2–6": shrink,
@@ -96,7 +108,7 @@ def test_dominant_singular_value_after_first_escape(record, ctx):
     rho26, p26, _ = rank_trend([x for x in pooled_x if x > 1], [y for x, y in zip(pooled_x, pooled_y) if x > 1],
                                alternative="less")
     trend = rho < 0
-    ok_all &= trend
+    ok_all = sum(passed) >= MAJORITY and trend
     if ctx.full:   # second plateau and second singular value (Fig. 3, end of training)
         ok_all &= len(second) >= 1 and max(second) >= 1.5
     for l in range(L):
@@ -111,10 +123,11 @@ def test_dominant_singular_value_after_first_escape(record, ctx):
            + (["second singular value after a second saddle"] if ctx.full else []),
            bound=float(np.mean([r[0] for r in after_rows])), table=rows, series=series,
            config={"data": name, "dims": dims, "init std": std, "η": f"{eta0}/‖θ‖^{L - 2}", "steps": int(t[-1]),
-                   "all members escaped (loss ≤ 0.95 C(0))": run.escaped, "seeds": E, "plateau rate factor": RATE_FACTOR,
+                   "all members escaped (loss ≤ 0.95 C(0))": run.escaped, "seeds": E, "majority needed": MAJORITY, "plateau rate factor": RATE_FACTOR,
                    "loss": "squared to centred one-hot (same G as cross-entropy)"},
            tightness="observed = mean s2/s1 of layers 4–6 after escape; bound = layer 1's",
-           note=(f"Every member: flat plateau at C(0) (rate ≤ 1/{RATE_FACTOR:g} of the escape rate; worst "
+           note=(f"{sum(passed)}/{E} members show the picture ({MAJORITY} needed; a member whose second escape merges "
+                 f"with the first is read inside the second, see MEMBERS). Members: flat plateau at C(0) (rate ≤ 1/{RATE_FACTOR:g} of the escape rate; worst "
                  f"{max(r['plateau rate / escape rate'] for r in rows):.1e}), then escape; s2/s1 of layers 2–6 shrinks to "
                  f"{min(r['mean shrink of s2/s1, layers 2–6'] for r in rows):.2f}–{max(r['mean shrink of s2/s1, layers 2–6'] for r in rows):.2f}× "
                  f"init and layers 4–6 end below layer 1. Depth trend pooled over members: Spearman ρ(ℓ, s2/s1) = {rho:.2f} "

@@ -258,8 +258,10 @@ def _task(ctx, source):
         return (_digits_data(ctx), emp.DIGITS.replace(m=ctx.pick(quick=100, full=1000)),
                 ctx.pick(quick=(10, 50, 100, 500), full=(10, 50, 100, 500, 1000)))
     X, lab = _mnist(ctx)
-    data = emp.task_data(X, lab, 3, 8, MNIST_N, generator=ctx.generator(CLAIM, ["mnist", 3, 8, MNIST_N]))
-    return data, emp.DIGITS.replace(n=MNIST_N, d=X.shape[1], data="N", m=MNIST_WIDTHS[-1]), MNIST_WIDTHS
+    n = ctx.size(MNIST_N, floor=32)  # ctx.size: shrunk in a smoke run only; floor 50 keeps a width in m ≥ 50
+    ms = tuple(ctx.sizes(MNIST_WIDTHS, floor=50))
+    data = emp.task_data(X, lab, 3, 8, n, generator=ctx.generator(CLAIM, ["mnist", 3, 8, n]))
+    return data, emp.DIGITS.replace(n=n, d=X.shape[1], data="N", m=ms[-1]), ms
 
 
 @functools.lru_cache(maxsize=None)
@@ -403,7 +405,7 @@ def test_mnist_protocol(ctx, record):
     spread = float(mean[0, big].max() / mean[0, big].min())
     ok = test["holds"] and spread <= WEAK
     record("holds" if ok else "violated", observed=test["rho"], bound=0.0, covers=["(ii) smaller initialization, lower stable rank", "(iii) weak width effect"],
-           config={"protocol": "P3 MNIST (local file)", "digits": [3, 8], "n": MNIST_N, "m": MNIST_WIDTHS[-1], "lr": 0.1,
+           config={"protocol": "P3 MNIST (local file)", "digits": [3, 8], "n": ctx.size(MNIST_N, floor=32), "m": ms[-1], "lr": 0.1,
                    "steps": STEPS, "sigma0s": SIGMAS, "widths": ms, "seeds": SEEDS, "alpha": ALPHA},
            hypotheses=ks.hyp_row(run.hyp), table=_width_table(ms, F),
            tightness=(f"(ii) srank(50) seed means {np.round(S[-1][:, :k].mean(0), 4).tolist()} for σ₀={list(SIGMAS)}, "

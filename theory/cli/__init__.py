@@ -9,7 +9,7 @@ import argparse
 import importlib
 
 # Command modules, in the order ``--help`` lists them.
-MODULES = ("run_report", "registry", "scaffold", "merge_cmd", "diff_cmd", "mutate_cmd")
+MODULES = ("run_report", "registry", "scaffold", "merge_cmd", "diff_cmd", "mutate_cmd", "plan")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -18,6 +18,8 @@ import importlib.util
 import pathlib
 import sys
 
+from ..harness.context import PROFILES
+
 
 def _checks_dir() -> str:
     here = pathlib.Path(__file__).resolve().parent.parent.parent / "checks"
@@ -43,7 +45,7 @@ def pytest_args(ns: argparse.Namespace, extra: list[str]) -> list[str]:
 
 def register(sub) -> None:
     r = sub.add_parser("report", help="run the checks and write OUT/index.html and OUT/results.json")
-    r.add_argument("--profile", default="quick", choices=("quick", "full"))
+    r.add_argument("--profile", default="quick", choices=PROFILES)
     r.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--claims", action="append", default=[], metavar="PATH",

@@ -1,7 +1,7 @@
 """pytest plugin: options, the ``claim`` marker, run context, record writing, report at the end.
 
-Options: ``--device {auto,cpu,cuda}``, ``--profile {quick,full}``, ``--seed N``,
-``--report DIR`` (default ``reports``; ``--report none`` writes nothing).
+Options: ``--device {auto,cpu,cuda}``, ``--profile {quick,full,smoke}``, ``--scale S`` (smoke only),
+``--seed N``, ``--report DIR`` (default ``reports``; ``--report none`` writes nothing).
 Each process (xdist worker or the single process) appends its records to
 ``DIR/.records/<run>/<worker>.jsonl``; the controller merges them into
 ``DIR/results.json`` and writes ``DIR/index.html`` when the session ends, also
@@ -27,14 +27,18 @@ from ..errors import ClaimViolation
 from ..records import Measurement, RecordWriter, merge
 from ..runs import resume as _resume
 from ..runs.provenance import provenance as _provenance
-from .context import PROFILES, RunContext
+from . import smoke as _smoke
+from .context import DEFAULT_SCALE, PROFILES, RunContext
 
 
 
 def pytest_addoption(parser):
     g = parser.getgroup("theory", "theory harness")
     g.addoption("--device", default="auto", choices=("auto", "cpu", "cuda"), help="where tensors live")
-    g.addoption("--profile", default="quick", choices=PROFILES, help="quick (CPU-sized) or full (paper scale)")
+    g.addoption("--profile", default="quick", choices=PROFILES,
+                help="quick (CPU-sized), full (paper scale) or smoke (the full profile at reduced size, see --scale)")
+    g.addoption("--scale", type=float, default=DEFAULT_SCALE,
+                help=f"smoke profile: sizes of full-only branches times S (default {DEFAULT_SCALE}; ctx.size)")
     g.addoption("--seed", type=int, default=0, help="global seed offset")
     g.addoption("--report", default="reports", help="directory for results.json and index.html ('none': off)")
     g.addoption("--claims", action="append", default=[], metavar="PATH",
@@ -79,7 +83,11 @@ def pytest_configure(config):
     winput = getattr(config, "workerinput", None)
     if dev.type == "cpu" and winput is not None:  # xdist: share the cores, do not oversubscribe
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, int(winput.get("workercount", 1)))))
-    config._theory_ctx = RunContext(dev, config.getoption("--profile"), config.getoption("--seed"))
+    try:
+        config._theory_ctx = RunContext(dev, config.getoption("--profile"), config.getoption("--seed"),
+                                        scale=config.getoption("--scale"))
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
     rep = _report_dir(config)
     if winput is not None:
         records = winput.get("theory_records")
@@ -116,6 +124,8 @@ def pytest_collection_modifyitems(session, config, items):
             problems += [f"{item.nodeid}: {p}" for p in map(_xfail_problem, item.iter_markers("xfail")) if p]
     if problems:
         _collection_error(session, config, items, "claim marker errors:\n  " + "\n  ".join(problems))
+    if config._theory_ctx.smoke:
+        _smoke.select(config, items)
     if not config.getoption("--e2e"):
         _deselect_e2e(config, items)
 
@@ -208,6 +218,7 @@ def run_metadata(config) -> dict:
         "seconds": round(time.time() - getattr(config, "_theory_start", time.time()), 1),
         "registries": list(_claims.sources()), "registry_digest": _claims.digest(),
         **_provenance(),  # commit, tree_clean, code_digest: merge and --resume refuse mixed code
+        **({"smoke": _smoke.metadata(ctx)} if ctx.smoke else {}),
     }
 
 
@@ -252,6 +263,8 @@ def pytest_runtest_setup(item):
 
 
 def _outcome(report) -> str | None:
+    if report.when == "call" and any(k == _smoke.PROPERTY for k, _ in getattr(report, "user_properties", ()) or ()):
+        return _smoke.OUTCOME
     xfail = hasattr(report, "wasxfail")
     if report.when == "call":
         if xfail:
@@ -307,6 +320,14 @@ def pytest_collectreport(report):
     text = str(getattr(report, "longreprtext", "") or report.longrepr or "")
     lines = [ln for ln in text.splitlines() if ln.strip()]
     config.__dict__.setdefault("_theory_collect_errors", {})[report.nodeid] = (lines[-1] if lines else "")[:300]
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Smoke run: a verdict (failed assertion, ClaimViolation, expected failure, strict XPASS) is not judged."""
+    outcome = yield
+    if item.config._theory_ctx.smoke:
+        _smoke.unjudge(item, call, outcome.get_result())
 
 
 _CONFIG: dict = {}

@@ -141,6 +141,10 @@ def _header(doc, rows, papers) -> str:
            f'<p>{len(rows)} claims of {len(papers)} papers; {recorded} measurements; '
            f'{rej[0]} of {rej[1]} deliberately wrong versions rejected by the checks; '
            f'run: <strong>{esc(st)}</strong>.</p>']
+    if run.get("profile") == "smoke":  # issue 17: a reduced-size run of the full profile is not a finding
+        sm = run.get("smoke") or {}
+        out.append(f'<div class="finding vacuous" id="smoke-run"><strong>Smoke run (scale {esc(sm.get("scale", "?"))}): '
+                   f'verdicts are not compared with the papers.</strong> {esc(sm.get("note", ""))}</div>')
     out.append('<p class="counts">' + "".join(
         f'<span>{badge(v)} {c.get(v, 0)}</span>' for v in ORDER if c.get(v, 0) or v != "error") + "</p>")
     errs = run.get("collect_errors") or {}

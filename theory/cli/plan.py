@@ -1,0 +1,240 @@
+"""``plan``: what each test of a profile would cost, estimated from its configuration without training (issue 17).
+
+    python -m theory plan [--profile full] [--device cpu|cuda] [-k EXPR] [--seconds S] [--json PATH]
+
+Runs ``pytest checks --profile P`` in this process with the core trainers (:func:`theory.sim.train.gd`,
+:func:`~theory.sim.train.minibatch` — hence ``sgd`` and ``adam`` — and :func:`~theory.sim.train.gd_hidden`)
+replaced by a stand-in that reads the model, the data and the trainer's settings, records an :class:`Estimate`
+and stops the test (:class:`PlanStop`). So each test runs only its data generation and model construction, up to
+its first trainer call; a test still running after ``--seconds`` (default 20) is stopped and listed as
+"no trainer within S s", a test that ends without a trainer call as "no trainer". Tests run on the CPU whatever
+``--device`` says (it picks the memory limit that the "fits" column compares with: 24 GiB for cpu, 80 GiB for
+cuda); MNIST tests skip without ``$THEORY_MNIST`` as in the run itself.
+
+The estimate (:func:`estimate`) is the working set of one trainer call with every member at once — what autograd
+holds, and the analytic engine on a GPU; on a CPU the analytic engine runs members in cache-sized blocks and needs
+less, so there it is an upper bound. Limits of the method: it sees the first trainer call of a test only (a test
+that loops over growing widths or trains in short chunks, e.g. the saddle runs, costs more than that call: the
+FLOPs column is per step and the steps are those of the first call). ``checks/core/test_plan.py`` compares the
+estimate with the measured peak memory of a trainer call on the CPU.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import signal
+import sys
+from dataclasses import asdict, dataclass
+
+import pytest
+
+GiB = 1 << 30
+LIMITS = {"cpu": 24 * GiB, "cuda": 80 * GiB}
+OPT_STATE = {"sgd": 0, "adam": 3}  # per parameter: Adam's two moments and the temporary of its denominator
+                                   # (√v̂ + ε, one parameter-sized tensor per step); torch SGD without momentum: none
+
+
+class PlanStop(Exception):
+    """Raised by the stand-in trainer once the estimate is recorded (private to the plan)."""
+
+
+class PlanTimeout(Exception):
+    """A test ran ``--seconds`` without reaching a trainer."""
+
+
+@dataclass
+class Estimate:
+    trainer: str
+    shapes: str                 # E, N, d and the layers (in→out) of the model
+    bytes: int                  # estimated peak of the call
+    gflop_per_step: float
+    steps: int                  # steps (or epochs) of this call
+    dominant: str               # the largest term, with its shape
+
+    @property
+    def gflop(self) -> float:
+        return self.gflop_per_step * self.steps
+
+
+def _layers(params) -> tuple[int, list[tuple[int, int]]]:
+    """(E, [(in, out)]) of a batched bias-free model: every parameter (E, …, out, in); a readout (E, m) is (m, 1)."""
+    E = int(params[0].shape[0])
+    out = []
+    for p in params:
+        n_in = int(p.shape[-1])
+        out.append((n_in, int(p.numel()) // (E * n_in)))
+    return E, out
+
+
+def estimate(trainer: str, model, X, y, *, steps: int, batch: int | None = None, optimizer: str = "sgd") -> Estimate:
+    """Peak bytes and FLOPs of one trainer call, from shapes only.
+
+    bytes = itemsize × (X + y + W + G + S + K·A): W the parameters, G their gradients (= W), S the optimizer
+    state (Adam 3W: two moments and its denominator's temporary; SGD 0), A = E·B·Σ widths the layer outputs of one pass over B samples (B = N for full-batch
+    GD, the batch for minibatch; a full-data evaluation in batch chunks adds E·N·out), K = 3 for the
+    pre-activation, σ' (or the saved input) and σ(Z) of every layer. ``gd_hidden`` (exact first-layer GD in
+    coefficient space) keeps the coefficients C and pre-activations Z, (E, m_total, N) each, and two transients:
+    4·E·m_total·N. FLOPs per step: 6·E·B·Σ in·out (forward 2, backward 4), ``gd_hidden`` 2·E·m_total·N² (C·XXᵀ).
+    """
+    params = list(model.params)
+    s = params[0].element_size()
+    E, layers = _layers(params)
+    N = int(X.shape[-2])
+    W = sum(int(p.numel()) for p in params)
+    data = int(X.numel()) + (int(y.numel()) if hasattr(y, "numel") else 0)
+    macs = sum(i * o for i, o in layers)
+    if trainer == "gd_hidden":
+        H = W // (E * int(X.shape[-1]))  # hidden units per member (W: (E, …, m, d))
+        terms = {f"weights W {tuple(params[0].shape)}": W, f"inputs X {tuple(X.shape)}": data,
+                 f"coefficients C, pre-activations Z (E={E}, {H}, N={N}) x4": 4 * E * H * N}
+        flop = 2.0 * E * H * N * N
+    else:
+        B = N if batch is None else min(batch, N)
+        A = E * B * sum(o for _, o in layers)
+        k_opt = OPT_STATE.get(optimizer, 0) if trainer == "minibatch" else 0
+        terms = {f"weights + gradients (E={E}, {W // E} per member) x{2 + k_opt}": (2 + k_opt) * W,
+                 f"inputs X {tuple(X.shape)}": data,
+                 f"activations (E={E}, B={B}, widths {[o for _, o in layers]}) x3": 3 * A}
+        if trainer == "minibatch":
+            terms[f"full-data outputs (E={E}, N={N}, {layers[-1][1]})"] = E * N * layers[-1][1]
+        flop = 6.0 * E * B * macs
+    dom = max(terms, key=terms.get)
+    shapes = f"E={E} N={N} d={int(X.shape[-1])} layers " + " ".join(f"{i}→{o}" for i, o in layers)
+    return Estimate(trainer, shapes, s * sum(terms.values()), flop / 1e9, int(steps), dom)
+
+
+@contextlib.contextmanager
+def stand_in_trainers(sink: list):
+    """Replace the core trainers by the estimating stand-in; restore them on exit."""
+    from ..sim import train
+
+    saved = {k: getattr(train, k) for k in ("gd", "minibatch", "gd_hidden")}
+
+    def gd(model, X, y, *, steps, **kw):
+        sink.append(estimate("gd", model, X, y, steps=steps))
+        raise PlanStop
+
+    def minibatch(model, X, y, *, optimizer, epochs, batch, **kw):
+        sink.append(estimate("minibatch", model, X, y, steps=epochs, batch=batch, optimizer=optimizer))
+        raise PlanStop
+
+    def gd_hidden(model, X, y, *, steps, **kw):
+        sink.append(estimate("gd_hidden", model, X, y, steps=steps))
+        raise PlanStop
+
+    for k, f in (("gd", gd), ("minibatch", minibatch), ("gd_hidden", gd_hidden)):
+        setattr(train, k, f)
+    try:
+        yield
+    finally:
+        for k, f in saved.items():
+            setattr(train, k, f)
+
+
+class PlanPlugin:
+    """pytest plugin of the plan: one row per test."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.rows, self._sink = seconds, [], []
+
+    @staticmethod
+    def _alarm(*_):
+        raise PlanTimeout
+
+    def pytest_configure(self, config):  # before the test modules are imported: `from ..train import gd` sees it
+        self._cm = stand_in_trainers(self._sink)
+        self._cm.__enter__()
+
+    def pytest_unconfigure(self, config):
+        self._cm.__exit__(None, None, None)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item):
+        self._sink.clear()
+        if hasattr(signal, "SIGALRM"):
+            signal.signal(signal.SIGALRM, self._alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def pytest_runtest_makereport(self, item, call):
+        if call.when != "call":
+            if call.when == "setup" and call.excinfo is not None and call.excinfo.errisinstance(BaseException):
+                self.rows.append({"test": item.nodeid, "status": "skipped" if call.excinfo.typename == "Skipped"
+                                  else f"setup error: {call.excinfo.typename}", "estimate": None})
+            return
+        if hasattr(signal, "SIGALRM"):
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        exc = call.excinfo
+        if self._sink:
+            status = "planned"
+        elif exc is not None and exc.errisinstance(PlanTimeout):
+            status = f"no trainer within {self.seconds:g} s"
+        elif exc is not None and exc.typename == "Skipped":
+            status = "skipped: " + str(exc.value)[:80]
+        elif exc is not None:
+            status = f"error before a trainer: {exc.typename}: {str(exc.value)[:80]}"
+        else:
+            status = "no trainer (small)"
+        self.rows.append({"test": item.nodeid, "status": status,
+                          "estimate": asdict(self._sink[0]) if self._sink else None})
+
+
+def fmt_bytes(b: float) -> str:
+    for unit, k in (("GiB", GiB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= k:
+            return f"{b / k:.1f} {unit}"
+    return f"{int(b)} B"
+
+
+def time_class(gflop: float) -> str:
+    """Order of magnitude of a call's FLOPs."""
+    if gflop < 1:
+        return "<1 GFLOP"
+    e = int(math.floor(math.log10(gflop)))
+    return f"1e{e}-1e{e + 1} GFLOP"
+
+
+def table(rows: list, device: str) -> str:
+    lim = LIMITS[device]
+    head = f"{'test':<92} {'est. peak':>10} {'GFLOP/step':>10} {'steps':>7} {'fits ' + device:>9}  dominating tensor / status"
+    out = [head, "-" * len(head)]
+    for r in rows:
+        e = r["estimate"]
+        if e is None:
+            out.append(f"{r['test'][:92]:<92} {'':>10} {'':>10} {'':>7} {'':>9}  {r['status']}")
+            continue
+        fits = "yes" if e["bytes"] <= lim else "NO"
+        out.append(f"{r['test'][:92]:<92} {fmt_bytes(e['bytes']):>10} {e['gflop_per_step']:>10.3g} {e['steps']:>7} "
+                   f"{fits:>9}  {e['dominant']}; {time_class(e['gflop_per_step'] * e['steps'])} ({e['trainer']})")
+    big = [r for r in rows if r["estimate"] and r["estimate"]["bytes"] > lim]
+    out.append(f"{sum(1 for r in rows if r['estimate'])} tests planned, {len(big)} over {fmt_bytes(lim)} "
+               f"({device}); the estimate covers each test's first trainer call (see python -m theory plan --help)")
+    return "\n".join(out)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("plan", help="estimate each test's peak memory and FLOPs from its configuration, "
+                                    "without training", description=__doc__.split("\n\n")[2])
+    p.add_argument("--profile", default="full", choices=("quick", "full", "smoke"))
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                   help="which memory limit to compare with (24 GiB cpu, 80 GiB cuda); tests run on the CPU")
+    p.add_argument("-k", default=None, help="pytest -k expression")
+    p.add_argument("--seconds", type=float, default=20.0, help="stop a test that reaches no trainer after S s")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the rows as JSON")
+    p.set_defaults(func=run)
+
+
+def run(ns, extra) -> int:
+    from .run_report import _checks_dir
+
+    plug = PlanPlugin(ns.seconds)
+    args = [_checks_dir(), "--profile", ns.profile, "--device", "cpu", "--report", "none", "-p", "no:xdist",
+            "-p", "no:terminal"] + (["-k", ns.k] if ns.k else [])
+    pytest.main(args, plugins=[plug])
+    print(table(plug.rows, ns.device))
+    if ns.json:
+        with open(ns.json, "w") as f:
+            json.dump({"profile": ns.profile, "device": ns.device, "limit_bytes": LIMITS[ns.device],
+                       "rows": plug.rows}, f, indent=1)
+    sys.stdout.flush()
+    return 0
