@@ -31,6 +31,11 @@ def test_a1_failure_rates_vs_delta(ctx, record):
     """Lemma A.1: each part fails with probability ≤ δ/2 (inner products: every d; norms: d large)."""
     draws = ctx.pick(quick=1000, full=20000)
     d_suff = ip.a1_norm_d_sufficient(M, DELTA)
+    # d_suff is where the Laurent–Massart upper tail just fits: 2√(d·x) + 2x = d/2 with x = log(8m/δ) (the lower
+    # tail 2√(dx) ≤ d/2 then holds too); solved apart here, so a wrong constant in d_suff fails (float64 roots: 1e-12)
+    x_lm = math.log(8 * M / DELTA)
+    lm_gap = abs(2 * math.sqrt(d_suff * x_lm) + 2 * x_lm - d_suff / 2) / (d_suff / 2)
+    assert lm_gap < 1e-12, (d_suff, lm_gap)
     rows, ok = [], True
     for d in (20, 100, 400):
         gen = record.generator({"d": d})

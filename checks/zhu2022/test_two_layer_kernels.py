@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pytest
 import torch
 from scipy import stats as st
@@ -66,6 +68,13 @@ def test_kernels_match_definitions_and_limit(ctx, record):
     wrong = b2 ** 2 * tl.K_matrix(X) * 2  # mutation: (π−θ)/π instead of (π−θ)/(2π)
     zw = ((mc - wrong) / se)[iu[0], iu[1]].abs().max()
     lam0 = tl.lambda0(X, m, alpha, b2)
+    # λ₀ = λ_min(H^∞), H^∞ = (m β₂²/α²)·xᵢᵀxⱼ(π − θᵢⱼ)/(2π), evaluated apart in numpy (β₂ = 1.3 ≠ 1, so a wrong
+    # power of β₂ or of α shows); eigvalsh of an 8×8 Gram: relative error ≲ 1e-13, asserted ≤ 1e-10
+    Xn = X.detach().cpu().numpy()
+    nrm = np.linalg.norm(Xn, axis=1)
+    ang = np.arccos(np.clip((Xn @ Xn.T) / np.outer(nrm, nrm), -1.0, 1.0))
+    lam0_np = float(np.linalg.eigvalsh(m * b2 * b2 / (alpha * alpha) * (Xn @ Xn.T) * (np.pi - ang) / (2 * np.pi))[0])
+    e0 = abs(lam0 / lam0_np - 1)
     Ra = tl.R_a_legible(lam0, alpha, N, m)
     Rw = tl.R_w(lam0, alpha, N, m, b1, b2, Ra)
     r0 = 2.0
@@ -74,16 +83,16 @@ def test_kernels_match_definitions_and_limit(ctx, record):
     e1 = abs(float(tl.Rp_w(t1, lam0, alpha, N, b2, Ra, r0)) - Rw) / Rw
     e2 = abs(float(tl.Rp_a(t2, lam0, alpha, N, m, b1, Rw, r0)) - Ra) / Ra if math.isfinite(t2) else 0.0
     # err: the same sums in another order (rounding only); e1, e2: a log/exp round trip in float64
-    ok = err < 1e-12 and float(z.abs().max()) < zcrit and e1 < 1e-12 and e2 < 1e-12
+    ok = err < 1e-12 and float(z.abs().max()) < zcrit and e1 < 1e-12 and e2 < 1e-12 and e0 < 1e-10
     record("holds" if ok else "violated", observed=float(z.abs().max()), bound=float(zcrit), evidence="identity",
            covers=["kernel formulas", "H-infinity closed form", "t1 t2 definitions"],
            config={"m": m, "alpha": alpha, "beta1": b1, "beta2": b2, "n": N, "d": D, "R": R},
-           hypotheses={"autograd vs definition (rel)": err, "R'_w(t1)=R_w rel err": e1, "R'_a(t2)=R_a rel err": e2,
+           hypotheses={"autograd vs definition (rel)": err, "lambda0 vs numpy (rel)": e0, "R'_w(t1)=R_w rel err": e1, "R'_a(t2)=R_a rel err": e2,
                        "kappa0": tl.kappa0(X), "lambda0": lam0, "R_a (legible part)": Ra, "R_w": Rw, "t1": t1, "t2": t2},
            tightness="max |z| of MC vs the closed form of H^∞ over the n(n+1)/2 entries (Bonferroni, family 1e-3)")
     record("holds" if float(zw) > zcrit else "violated", role="companion", observed=float(zw), bound=float(zcrit),
            note=f"wrong closed form (π−θ)/π: max |z| = {float(zw):.1f} (> z_crit: rejected)")
-    assert ok, (err, float(z.abs().max()), e1, e2)
+    assert ok, (err, float(z.abs().max()), e1, e2, e0)
     assert float(zw) > zcrit
 
 
