@@ -18,6 +18,8 @@ from scipy import stats as st
 
 from fixtures import real
 from fixtures import zhu2022 as fz
+from fixtures.controls import OPNORM_EXACT_TOL, OPNORM_LANCZOS_TOL
+from theory.errors import DivergenceError
 from theory.papers.zhu2022 import lazy
 from theory.papers.zhu2022 import schemes
 from theory.sim.models import DeepMLP
@@ -25,6 +27,28 @@ from theory.sim.train import gd
 
 
 E6_ALPHA = 0.01  # level of each one-sided test of the TOST equivalence test (per depth)
+# Step sizes (every GD run of this file): per member from its own loss Hessian at initialisation, batched,
+# η_e = c / λ_e with λ_e the larger of the top eigenvalues of the Gauss–Newton Hessian of the mean squared loss
+# (= λ_max(Θ_e(0))/n, Θ_e the NTK Gram, for a scalar output) and of the full loss Hessian (residual term included:
+# it dominates for absolute targets on a small-output init, e.g. deep LeCun at m = 16), fixtures.zhu2022._lr_hessian
+# and sharpness; c = 1, half the stability limit 2/λ of the linearised dynamics. Runs guarded: a member whose loss exceeds fixtures.zhu2022.DIVERGE_FACTOR × its initial loss
+# at any step stops the run, and the record reports the precondition failure.
+LR_RULE = {"step size rule": "eta_e = c / max(lambda_max(GN Hessian_e(0)), lambda_max(loss Hessian_e(0))), c = 1 "
+                              "(per member, batched)",
+           "divergence guard": f"loss > {fz.DIVERGE_FACTOR:g} x initial loss at any step"}
+
+
+def _lr_summary(lrs: dict) -> dict:
+    """min / median / max of the per-member step sizes of each arm, for a record."""
+    return {f"eta {k} (min, median, max)": [float(np.min(v)), float(np.median(v)), float(np.max(v))]
+            for k, v in lrs.items() if len(v)}
+
+
+def _diverged(record, err, config):
+    """A GD run tripped the divergence guard: recorded as a precondition failure (inconclusive), then the test fails."""
+    record("inconclusive", finding_type="inconclusive", config={**config, **LR_RULE},
+           note=f"precondition failed: GD diverged under the per-member step-size rule ({err}); no verdict")
+    pytest.fail(f"precondition failed: GD diverged under the per-member step-size rule: {err}")
 
 
 def _tost(r: np.ndarray, delta: float, alpha: float = E6_ALPHA):
@@ -49,11 +73,19 @@ def test_e6_ntk_vs_he_similar(ctx, record):
     widths = ctx.pick(quick=(16, 64), full=(16, 64, 256, 1024))
     cfg = {**fz.LAZY, **ctx.pick(quick={"pair_seeds": 5}, full={"pair_seeds": 10, "n": 100, "n_test": 1000, "steps": 3000})}
     items = tuple(sorted(cfg.items()))
-    table, res = [], {}
+    table, res, lrs, ctl = [], {}, {"He": [], "LeCun": [], "NTK": []}, torch.zeros(2, dtype=torch.float64)
     for L in depths:
         r, rl, dev = [], [], []
         for m in widths:
-            o = fz.ntk_he_pairs(m, L, ctx.device, ctx.dtype, ctx.seed, items)
+            try:
+                o = fz.ntk_he_pairs(m, L, ctx.device, ctx.dtype, ctx.seed, items)
+            except DivergenceError as err:  # a precondition failure, reported in the record (never re-drawn)
+                _diverged(record, err, {"depth": L, "width": m, **cfg})
+            S_ = len(o["he_PT"])
+            lrs["He"] += o["std_lr"][:S_].tolist()
+            lrs["LeCun"] += o["std_lr"][S_:].tolist()
+            lrs["NTK"] += o["ntk_lr"].tolist()
+            ctl = torch.maximum(ctl, torch.maximum(o["std_opnorm_ctl"], o["ntk_opnorm_ctl"]))
             same0 = float(((o["ntk_P0"] - o["he_P0"]).abs() / o["he_P0"]).max())
             assert same0 < 1e-10, f"NTK and He nets of one draw must agree at init (rel. diff {same0:.3g})"
             r += (o["ntk_PT"] / o["he_PT"]).log().tolist()
@@ -74,8 +106,11 @@ def test_e6_ntk_vs_he_similar(ctx, record):
     ok = all(res[L]["similar"] for L in deep)
     record("holds" if ok else "violated", observed=worst, bound=1.0, ratio=worst, covers=["E.6"],
            tightness="max over L ≥ 3 of (largest |end| of the 98 % CI of mean log(P_NTK/P_He)) / δ_L (< 1: similar)",
-           table=table, hypotheses={f"L={L}": v for L, v in res.items()},
-           config={"depths": depths, "widths": widths, **cfg, "alpha per one-sided test": E6_ALPHA},
+           table=table, hypotheses={**{f"L={L}": v for L, v in res.items()}, **_lr_summary(lrs),
+                                    "production path (member 0 of each arm and cell, 16 rows)":
+                                        f"opnorm default vs exact SVD ≤ {float(ctl[0]):.1e} (tol {OPNORM_LANCZOS_TOL:.0e}); "
+                                        f"the check's ‖∇f‖ vs exact ≤ {float(ctl[1]):.1e} (tol {OPNORM_EXACT_TOL:.0e})"},
+           config={"depths": depths, "widths": widths, **cfg, "alpha per one-sided test": E6_ALPHA, **LR_RULE},
            note="stand-in: random-target regression on the sphere, not MNIST; paired NTK/He draws")
     rejected = not any(res[L]["LeCun similar (mutation)"] for L in deep)
     record("holds" if rejected else "violated", role="companion",
@@ -125,21 +160,43 @@ def test_e1_lazy_vs_non_lazy_accuracy_digits(ctx, record):
     X = X / X.norm(dim=1, keepdim=True)
     gen = record.generator({"t": "E1"})
     perm = torch.randperm(len(t), generator=gen, device=ctx.device)
-    n_tr, m, L, E, steps, A, lr = 1200, 256, 3, 8, 4000, 20.0, 0.5
+    n_tr, m, L, E, steps, A = (ctx.size(1200, floor=100), ctx.size(256, floor=16), 3, ctx.size(8, floor=3),
+                               ctx.size(4000, floor=100), 20.0)  # ctx.size: shrunk in a smoke run only; η per member
     tr_idx, te_idx = perm[:n_tr], perm[n_tr:]
     Y = torch.nn.functional.one_hot(t, 10).to(ctx.dtype)
     st_ = schemes.stds("he", 64, m, L)
     lazy_net = DeepMLP.init(E, [64, m, m, 10], stds=st_, alpha=A, generator=gen, device=ctx.device)
     w0 = [w.clone() for w in lazy_net.weights]
     init = DeepMLP([w.clone() for w in w0], lazy_net.act, A)
-    gd(lazy_net, X[tr_idx], Y[tr_idx] + init(X[tr_idx]), loss="squared", lr=lr / A ** 2, steps=steps, record=[0, steps])
-    acc_l = ((lazy_net(X[te_idx]) - init(X[te_idx])).argmax(-1) == t[te_idx]).to(ctx.dtype).mean(-1).cpu().numpy()
-    rel_l = lazy.rel_change(w0, lazy_net.weights)
+    Xtr = X[tr_idx]
+    cfg_e1 = {"m": m, "L": L, "E per arm": E, "steps": steps, "n_train": n_tr, "alpha (lazy)": A}
+    Yl = Y[tr_idx] + init(Xtr)
+    # lazy arm: the rule on the α-scaled net that is trained (its sharpness is α² × that of the centred α = 1 net)
+    lr_l = 1.0 / fz.sharpness(lazy_net, Xtr, Yl)
+    # non-lazy arm (0.1 × He): its NTK at init is ~1e-4 × He's and its sharpness grows as the weights grow, so the
+    # init-only rule is no bound there: capped at the rate of the same draws at He scale (× 10 per layer), and the
+    # sharpness at the end is measured and reported (η_e·λ_max(H_e(T)) < 2: inside the linear stability limit)
     net = DeepMLP.init(E, [64, m, m, 10], stds=[0.1 * s for s in st_], generator=gen, device=ctx.device)
     w0n = [w.clone() for w in net.weights]
-    gd(net, X[tr_idx], Y[tr_idx], loss="squared", lr=lr, steps=steps, record=[0, steps])
+    lam_n0 = fz.sharpness(net, Xtr, Y[tr_idx])
+    lam_he = fz.sharpness(DeepMLP([10.0 * w for w in w0n], net.act), Xtr, Y[tr_idx])
+    lr_n = 1.0 / torch.maximum(lam_n0, lam_he)
+    try:
+        gd(lazy_net, Xtr, Yl, loss="squared", lr=lr_l, steps=steps, record=[0, steps], blowup=fz.DIVERGE_FACTOR)
+        gd(net, Xtr, Y[tr_idx], loss="squared", lr=lr_n, steps=steps, record=[0, steps], blowup=fz.DIVERGE_FACTOR)
+    except DivergenceError as err:  # a precondition failure, reported in the record (never re-drawn)
+        _diverged(record, err, cfg_e1)
+    edge_l = (lr_l * fz.sharpness(lazy_net, Xtr, Yl)).cpu()
+    edge_n = (lr_n * fz.sharpness(net, Xtr, Y[tr_idx])).cpu()
+    acc_l = ((lazy_net(X[te_idx]) - init(X[te_idx])).argmax(-1) == t[te_idx]).to(ctx.dtype).mean(-1).cpu().numpy()
+    rel_l = lazy.rel_change(w0, lazy_net.weights)
     acc_n = (net(X[te_idx]).argmax(-1) == t[te_idx]).to(ctx.dtype).mean(-1).cpu().numpy()
     rel_n = lazy.rel_change(w0n, net.weights)
+    steps_info = {**_lr_summary({"lazy": lr_l.cpu().numpy(), "non-lazy (capped at He scale)": lr_n.cpu().numpy()}),
+                  "non-lazy members at the He-scale cap": int((lam_he > lam_n0).sum()),
+                  "max eta_e lambda_max(H_e(T)) lazy": float(edge_l.max()),
+                  "max eta_e lambda_max(H_e(T)) non-lazy": float(edge_n.max()),
+                  "beyond the linear stability limit 2 at the end": int((edge_l >= 2).sum() + (edge_n >= 2).sum())}
     assert float(rel_l.max()) <= lazy.LAZY_MAX_REL_CHANGE, f"lazy arm not lazy: {rel_l.tolist()}"
     assert float(rel_n.min()) >= 1.0, f"non-lazy arm not non-lazy: {rel_n.tolist()}"
 
@@ -155,9 +212,8 @@ def test_e1_lazy_vs_non_lazy_accuracy_digits(ctx, record):
            reading="outside-hypotheses",
            table=[{"arm": "lazy (alpha-centred He)", "test acc": acc_l.tolist(), "rel change": rel_l.tolist()},
                   {"arm": "non-lazy (0.1 x He)", "test acc": acc_n.tolist(), "rel change": rel_n.tolist()}],
-           hypotheses={"mean difference (lazy - non-lazy)": diff, "98% CI": ci},
-           config={"m": m, "L": L, "E per arm": E, "steps": steps, "n_train": n_tr, "alpha (lazy)": A, "lr": lr,
-                   "margin": E1_MARGIN, "alpha per side": E6_ALPHA},
+           hypotheses={"mean difference (lazy - non-lazy)": diff, "98% CI": ci, **steps_info},
+           config={**cfg_e1, **LR_RULE, "margin": E1_MARGIN, "alpha per side": E6_ALPHA},
            tightness="|mean accuracy difference| vs the equivalence margin (TOST: the 98% CI inside ±margin)",
            note="stand-in for ResNet-110/CIFAR (Table 4): FCN on sklearn digits")
     _, ci_m, similar_m = tost(acc_l - 0.05, acc_n)

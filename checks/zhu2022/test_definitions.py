@@ -8,6 +8,7 @@ import pytest
 import torch
 from scipy import stats as st
 
+from fixtures.controls import control_text, input_grad_control
 from theory.papers.zhu2022 import perturbation as pt
 from theory.papers.zhu2022 import schemes
 
@@ -151,7 +152,9 @@ def test_stability_closed_form_matches_monte_carlo(ctx, record):
     net = schemes.build(E, d, m, L, 1, "he", generator=gen, device=ctx.device)
     X = torch.randn(N, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
-    closed = pt.stability_scalar(pt.input_grads(net, X), eps)  # (E,)
+    grads = pt.input_grads(net, X)
+    closed = pt.stability_scalar(grads, eps)  # (E,)
+    ctl = input_grad_control(net, X, grads)  # ‖∇f‖ vs the core's default opnorm and its exact SVD (member 0, 16 rows)
     Xr = X.repeat(K, 1)
     U = pt.sample_ball((K * N,), d, eps, generator=gen, dtype=ctx.dtype, device=ctx.device)
     vals = pt.jacobian_apply(net, Xr, U).norm(dim=-1)  # (E, K N)
@@ -171,7 +174,8 @@ def test_stability_closed_form_matches_monte_carlo(ctx, record):
            config={"d": d, "m": m, "L": L, "E": E, "N": N, "K": K, "eps": eps, "family-wise alpha": MC_ALPHA},
            tightness="max |t| over members of (MC − closed form)/se vs the Bonferroni critical value",
            table=[{"member": e, "closed form": float(closed[e]), "MC": float(mc[e]), "se": float(se[e]),
-                   "P (o=3) MC": float(v3[e].mean()), "se (o=3)": float(v3[e].std() / math.sqrt(K))} for e in range(E)])
+                   "P (o=3) MC": float(v3[e].mean()), "se (o=3)": float(v3[e].std() / math.sqrt(K))} for e in range(E)],
+           hypotheses={"production path (member 0)": control_text(ctl)})
     record("holds" if zw > tc else "violated", role="companion", observed=zw, bound=tc,
            note=f"wrong closed form (sphere: c_d without d/(d+1)): min |t| = {zw:.3g} (> t_crit: rejected)")
     assert ok, z

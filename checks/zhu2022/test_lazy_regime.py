@@ -18,6 +18,7 @@ import torch
 from scipy import stats as st
 
 from fixtures import zhu2022 as fz
+from fixtures.controls import OPNORM_EXACT_TOL, OPNORM_LANCZOS_TOL, control_text, input_grad_control
 from theory import ClaimViolation, assert_claim
 from theory.papers.zhu2022 import lazy
 from theory.papers.zhu2022 import perturbation as pt
@@ -48,9 +49,19 @@ def _agg(rows):
     for k, v in out.items():
         a = {q: float(np.mean([x[q] for x in v])) for q in ("P0", "PT", "dev", "T_init", "shape4", "log_shape4", "loss_ratio")}
         a.update(rel_max=max(x["rel_change"] for x in v), n=len(v), log_dev=np.log([x["dev"] for x in v]),
-                 log_PT=np.log([x["PT"] for x in v]))
+                 log_PT=np.log([x["PT"] for x in v]),
+                 ctl={q: max(x[q] for x in v) for q in ("opnorm default vs exact", "grad norm vs exact")})
         agg[k] = a
     return agg
+
+
+def _production_path(agg) -> str:
+    """The sweep's opnorm controls (fixtures.zhu2022: member 0 of every ensemble, 16 test rows, ‖∇f(T)‖ vs the
+    core's default opnorm and its exact SVD; asserted there), as one line for a record's hypotheses."""
+    lz = max(a["ctl"]["opnorm default vs exact"] for a in agg.values())
+    own = max(a["ctl"]["grad norm vs exact"] for a in agg.values())
+    return (f"opnorm default (Lanczos) vs exact SVD, max over the sweep's ensembles (member 0, 16 rows): {lz:.1e} "
+            f"(tol {OPNORM_LANCZOS_TOL:.0e}); the check's ‖∇f‖ vs exact: {own:.1e} (tol {OPNORM_EXACT_TOL:.0e})")
 
 
 def _lazy_sweep_checked(ctx):
@@ -99,7 +110,8 @@ def test_init_term_bounds_stability_at_init(ctx, record):
         for L in depths:
             for s in INIT_SCHEMES:
                 net = schemes.build(E, d, m, L, 1, s, generator=gen, device=ctx.device)
-                P0 = float(pt.stability_scalar(pt.input_grads(net, X), eps).mean()) / eps
+                grads = pt.input_grads(net, X)
+                P0 = float(pt.stability_scalar(grads, eps).mean()) / eps
                 st_ = schemes.stds(s, d, m, L)
                 g = schemes.gamma(st_[1], m) if L > 2 else 1.0
                 T = pt.init_term(m, 1, st_[0], st_[-1], g, L)
@@ -107,6 +119,8 @@ def test_init_term_bounds_stability_at_init(ctx, record):
                 rows.append({"m": m, "L": L, "scheme": s, "P0/eps": P0, "T_init": T, "ratio": P0 / T,
                              "ratio (mutated bound)": P0 / T_wrong})
                 worst = max(worst, P0 / T)
+    # ‖∇f‖ of the last cell (widest, deepest, NTK) vs the core's default opnorm and its exact SVD (member 0, 16 rows)
+    ctl = input_grad_control(net, X, grads)
     series, fits = {}, {}
     for s in ("lecun", "he", "ntk"):
         sel = [r for r in rows if r["scheme"] == s and r["m"] == widths[-1]]
@@ -122,7 +136,8 @@ def test_init_term_bounds_stability_at_init(ctx, record):
     record("holds" if ok else "violated", observed=worst, bound=1.0, covers=["t = 0", "term: initialization", "LeCun", "He", "NTK"],
            tightness="max over cells of P0/(ε T_init) (Jensen slack)",
            config={"d": d, "E": E, "N": N, "widths": widths, "depths": depths, "eps": eps}, table=rows, series=series,
-           hypotheses={"per-layer factor of P0 (fit, widest m)": fits, "depth trend within ±15% of gamma": trend_ok})
+           hypotheses={"per-layer factor of P0 (fit, widest m)": fits, "depth trend within ±15% of gamma": trend_ok,
+                       f"production path (m = {widths[-1]}, L = {depths[-1]}, NTK, member 0)": control_text(ctl)})
     deep = [r for r in rows if r["L"] >= 4]
     per_scheme = {s: (sum(r["ratio (mutated bound)"] > 1 for r in deep if r["scheme"] == s),
                       sum(1 for r in deep if r["scheme"] == s)) for s in INIT_SCHEMES}
@@ -194,7 +209,8 @@ def test_decomposition_after_training(ctx, record):
                hypotheses={"max per-network PT/(P0 + dev) (triangle inequality)": tri,
                            "max rel. weight change": max(r["max rel change"] for r in sel),
                            "max dev share of dev + T_init": max(r["dev share"] for r in sel),
-                           "max |PT/P0 - 1|": max(abs(r["PT/P0 - 1"]) for r in sel)},
+                           "max |PT/P0 - 1|": max(abs(r["PT/P0 - 1"]) for r in sel),
+                           "production path": _production_path(agg)},
                note=("cells inside m ≥ L³ ln m" if inside else
                      "cells below m ≥ L³ ln m, the range of the lemmas Lemma 4 borrows: outside the hypotheses, reported only"))
     rejected, per = _companion_pt_le_p0(record, rows)
@@ -237,7 +253,8 @@ def test_decomposition_material_deviation(ctx, record):
            covers=["after lazy training", "term: initialization", "LeCun", "He", "NTK"],
            config={**fz.LAZY, **cfg, "cells": cells}, tightness="max over cells of seed-mean PT/(dev + T_init)",
            hypotheses={"min dev share of dev + T_init": share, "max dev share": max(r["dev share"] for r in table),
-                       "max rel. weight change": rel, "max PT/P0": max(r["PT/P0 - 1"] for r in table) + 1},
+                       "max rel. weight change": rel, "max PT/P0": max(r["PT/P0 - 1"] for r in table) + 1,
+                       "production path": _production_path(agg)},
            note=(f"training-deviation term {share:.0%}–{max(r['dev share'] for r in table):.0%} of dev + T_init (lazy: max "
                  f"rel. change {rel:.3f}); the term is measured, its Lemma-4 bound is not tested"))
     rows = fz.lazy_sweep(cells, ctx.device, ctx.dtype, ctx.seed, cfg)
@@ -283,7 +300,7 @@ def test_theorem1_bound_and_trends(ctx, record):
            finding_type="vacuous" if verdict == "vacuous" else "",
            tightness="max over cells of PT/(Ĉ g + T_init), Ĉ fitted on the smallest width of each (init, L)",
            config={**fz.LAZY, "cells": _cells(ctx)},
-           hypotheses={"cells where the bound exceeds the trivial eps E|J_T|": vac},
+           hypotheses={"cells where the bound exceeds the trivial eps E|J_T|": vac, "production path": _production_path(agg)},
            finding=(f"the bound exceeds the trivial ε E‖J_T‖ in {len(vac)} cells" if vac else ""),
            note=(f"every cell lazy (max rel. weight change {max(a['rel_max'] for a in agg.values()):.3f}); the deviation "
                  f"term is at most {max(r['C_hat g'] / (r['C_hat g'] + r['T_init']) for r in table):.1%} of the bound, "

@@ -15,6 +15,7 @@ import torch
 from scipy import stats as st
 
 from fixtures import zhu2022 as fz
+from fixtures.controls import control_text, input_grad_control
 from theory import ClaimViolation, assert_claim
 from theory.papers.zhu2022 import perturbation as pt
 from theory.papers.zhu2022 import two_layer as tl
@@ -422,7 +423,8 @@ def test_stability_bound_24_and_init_events(ctx, record):
         from theory.sim.models import DeepMLP
         for k in range(0, len(r["steps"]), max(1, len(r["steps"]) // 8)):
             net = DeepMLP([r["W"][k], r["a"][k][:, None, :]], r["net"].act, 1.0 / alpha)
-            P = pt.stability_scalar(pt.input_grads(net, Xt), eps)  # (E,)
+            G = pt.input_grads(net, Xt)
+            P = pt.stability_scalar(G, eps)  # (E,)
             b24 = tl.eq24_bound(r["a"][k], r["W"][k], alpha, eps)
             bmax = eps / alpha * (r["a"][k].abs() * r["W"][k].norm(dim=-1)).amax(-1)
             b25 = torch.tensor([tl.eq25_bound(eps, m, alpha, n, d, B1, B2, float(Ra[k, e]), float(Rw[k, e]))
@@ -438,6 +440,8 @@ def test_stability_bound_24_and_init_events(ctx, record):
         fa_n, fw_n, tot = fa_n + fa, fw_n + fw, tot + a0.numel()
         fa_mut += int((a0.abs() > math.sqrt(2 / math.pi) * B2).sum())
         table.append({"m": m, "per-neuron |a_r(0)| event failure": fa / a0.numel(), "per-neuron |w_r(0)| event failure": fw / a0.numel()})
+    # ‖∇f‖ of the last network (widest m, last recorded t) vs the core's default opnorm and its SVD (member 0, 16 rows)
+    ctl = input_grad_control(net, Xt, G)
     n = 8
     ta, tw = failure_rate_test(fa_n, tot, 1 / n, alpha=5e-4), failure_rate_test(fw_n, tot, 1 / n, alpha=5e-4)
     # (24) is Cauchy–Schwarz: P/(24) ≤ E|wᵀu|/(‖w‖ε) = c_d for every network whatever its weights (scalar output,
@@ -453,7 +457,8 @@ def test_stability_bound_24_and_init_events(ctx, record):
            covers=["per-neuron init events", "(25) measured radii"],
            hypotheses={"max P/(25) with measured radii": worst25, "|a_r(0)| event failure rate": ta.rate,
                        "p-value |a_r(0)| event vs 1/n": ta.p_value, "|w_r(0)| event failure rate": tw.rate,
-                       "p-value |w_r(0)| event vs 1/n": tw.p_value, "neurons": tot},
+                       "p-value |w_r(0)| event vs 1/n": tw.p_value, "neurons": tot,
+                       "production path (widest m, last t, member 0)": control_text(ctl)},
            tightness="max P/(25) with the measured radii R̂_a, R̂_w in place of R'_a, R'_w (tests the init-event substitution); "
                      "per-neuron init events: exact binomial tests of their failure rate against 1/n")
     tm = failure_rate_test(fa_mut, tot, 1 / n, alpha=5e-4)
@@ -484,7 +489,9 @@ def test_eq25_at_window_end(ctx, record):
     from theory.sim.models import DeepMLP
     Wt, at = tr.stacked("W")[-1], tr.stacked("a")[-1]
     net = DeepMLP([Wt, at[:, None, :]], r["net"].act, 1.0 / alpha)
-    P = pt.stability_scalar(pt.input_grads(net, Xt), eps)  # (E,)
+    G = pt.input_grads(net, Xt)
+    P = pt.stability_scalar(G, eps)  # (E,)
+    ctl = input_grad_control(net, Xt, G)  # ‖∇f‖ vs the core's default opnorm and its SVD (member 0, 16 rows)
     b24 = tl.eq24_bound(at, Wt, alpha, eps)
     Rpa = [float(tl.Rp_a(s["tmin"], s["lam0"], alpha, n, m, B1, s["Rw"], float(v))) for v in s["r0"]]
     Rpw = [float(tl.Rp_w(s["tmin"], s["lam0"], alpha, n, B2, s["Ra"], float(v))) for v in s["r0"]]
@@ -503,7 +510,7 @@ def test_eq25_at_window_end(ctx, record):
            config={"m": m, "eps": eps, **fz.TWO_LAYER},
            hypotheses={"R'_a(tmin) per member": Rpa, "R'_w(tmin) per member": Rpw, "min over members of (25)/(24)": over24,
                        "R_a-free lower bound of (25)": b25_free, "min over members of (R_a-free lower bound)/(24)": free24,
-                       "max P/(24)": float((P / b24).max())},
+                       "max P/(24)": float((P / b24).max()), "production path (member 0)": control_text(ctl)},
            tightness="max over members of P/(25) at t = min(t1, t2)",
            finding=("" if verdict != "vacuous" else
                     f"(25) is {over24:.3g}× or more the deterministic bound (24) on the same networks (and {1 / ratio:.3g}× P); "
@@ -558,7 +565,7 @@ def test_width_trend_non_lazy(ctx, record):
     Xt = torch.randn(256, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     Xt = Xt / Xt.norm(dim=1, keepdim=True)
     from theory.sim.models import DeepMLP
-    table, pts, stuck = [], {c: [] for c in cs}, {c: 0 for c in cs}
+    table, pts, stuck, ctl = [], {c: [] for c in cs}, {c: 0 for c in cs}, None
     for m in widths:
         nets = [tl.build(E, d, m, alpha=1.0, beta1=m ** (-c), beta2=m ** (-c), generator=gen, device=ctx.device) for c in cs]
         W0 = [torch.cat([nt.weights[l] for nt in nets]) for l in range(2)]  # c on the ensemble axis, E per c
@@ -583,7 +590,11 @@ def test_width_trend_non_lazy(ctx, record):
                 continue
             i = at[int(k[e])]
             W, a = tr.obs["W"][i][e:e + 1], tr.obs["a"][i][e:e + 1]
-            P = float(pt.stability_scalar(pt.input_grads(DeepMLP([W, a], net.act, 1.0), Xt), eps)[0]) / eps
+            net_e = DeepMLP([W, a], net.act, 1.0)
+            G = pt.input_grads(net_e, Xt)
+            P = float(pt.stability_scalar(G, eps)[0]) / eps
+            if ctl is None:  # once: ‖∇f‖ vs the core's default opnorm and its SVD (the first trained network, 16 rows)
+                ctl = input_grad_control(net_e, Xt, G)
             rel = float((W[0] - W0[0][e]).norm() / W0[0][e].norm())
             pts[c].append((m, P, rel))
             table.append({"c": c, "m": m, "member": e % E, "reached 5% loss": True, "step": int(k[e]), "P/eps at matched loss": P,
@@ -612,7 +623,8 @@ def test_width_trend_non_lazy(ctx, record):
            config={"d": d, "n": n, "E per c": E, "eps": eps, "cs": cs, "widths": widths, "steps": steps, "eta": eta,
                    "matched loss": target, "alpha (family)": 0.01},
            hypotheses={"log-log slope of P/eps vs m": fits, "m > n^2": True, "measured trend of P": trend,
-                       "min rel change W1": min(p[2] for c in cs for p in pts[c])},
+                       "min rel change W1": min(p[2] for c in cs for p in pts[c]),
+                       "production path (first network at matched loss)": control_text(ctl)},
            tightness="fitted exponent of P/ε in m at matched loss (information)",
            note=(f"information only: P(f_t,ε)/ε at matched loss is {trend} in width ({slopes}); every run non-lazy (relative "
                  f"change of W1 ≥ {min(p[2] for c in cs for p in pts[c]):.3g}); stand-in n={n}, d={d}. Theorem 3's final line is "
