@@ -10,6 +10,14 @@ from theory.sim import activations, jacobian, losses, models, spectra, train
 DT = torch.float64
 
 
+def _kou_task(n: int, per_class: int):
+    from theory.papers.kou2023 import empirical
+
+    X = torch.randn(2 * per_class, 6, dtype=DT)
+    labels = torch.tensor([3] * per_class + [8] * per_class)
+    return empirical.task_data(X, labels, 3, 8, n)
+
+
 @pytest.mark.parametrize("make, match", [
     (lambda: models.TwoLayerNet.init(2, -3, 4), "width m"),
     (lambda: models.TwoClassNet.init(2, 5, 0, sigma0=0.1), "input dim d"),
@@ -22,6 +30,9 @@ DT = torch.float64
     (lambda: data.gram_controlled(10, 20, 0.5), "p < 1/"),
     (lambda: data.orthonormal(10, 5), "n <= d"),
     (lambda: train.geometric_grid(-1), "T>=0"),
+    # a real two-class task with too few images of one class must not come back unbalanced or short
+    (lambda: _kou_task(n=8, per_class=3), "need 4 images of each class, have 3 of 3 and 3 of 8"),
+    (lambda: _kou_task(n=7, per_class=10), "positive even number"),
 ])
 def test_constructors_reject_bad_arguments(make, match):
     with pytest.raises(ValueError, match=match):
