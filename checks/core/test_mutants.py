@@ -15,6 +15,8 @@ SRC = textwrap.dedent("""\
     SCALE = 3.0
 
     def bound(n, m, L):
+        if n < 0:
+            raise ValueError(f"layer {L + 1}: n = {n / 2}")
         return 8 * math.sqrt(n) / m * L ** 2 - (L - 1) + x[2] + f(dim=-1)
 
     def g(t):
@@ -32,8 +34,9 @@ def test_every_operator_and_its_text():
     assert ("off-by-one", "L - 1", "(L)") in got
     assert ("flip-sign", "-t", "(t)") in got
     # never an index, a keyword value or a module-level constant
-    idx_col = SRC.splitlines()[5].index("x[2]") + 2
-    assert not any(m.line == 6 and m.col == idx_col for m in ms)
+    idx_col = SRC.splitlines()[7].index("x[2]") + 2
+    assert not any(m.line == 8 and m.col == idx_col for m in ms)
+    assert not any(m.line == 7 for m in ms)  # inside the f-string of the message
     assert not any(m.old == "-1" or m.old == "3.0" for m in ms)
     assert {m.function for m in ms} == {"bound", "g"}
 

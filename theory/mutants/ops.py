@@ -8,6 +8,8 @@ Each :class:`Mutant` replaces one source segment (line/column span of an AST nod
 - ``exponent+1``: ``a ** k`` with a constant ``k`` replaced by ``a ** (k + 1)``;
 - ``off-by-one``: ``a ± 1`` replaced by ``a``;
 - ``flip-sign``: a unary minus removed.
+
+Never inside an index, a keyword argument or an f-string (message text).
 """
 from __future__ import annotations
 
@@ -125,10 +127,12 @@ def mutants(path: str, source: str) -> list[Mutant]:
 
 
 def _index_spans(tree: ast.AST) -> set[tuple[int, int]]:
-    """Start positions of nodes inside subscripts or keyword arguments (indices, shapes, dims, options)."""
+    """Start positions of nodes inside subscripts or keyword arguments (indices, shapes, dims, options) and inside
+    f-strings (a message's text: a mutant there is equivalent for every numerical check)."""
     out = set()
     for n in ast.walk(tree):
-        roots = [n.slice] if isinstance(n, ast.Subscript) else [k.value for k in n.keywords] if isinstance(n, ast.Call) else []
+        roots = ([n.slice] if isinstance(n, ast.Subscript) else [k.value for k in n.keywords] if isinstance(n, ast.Call)
+                 else [n] if isinstance(n, ast.JoinedStr) else [])
         for r in roots:
             for m in ast.walk(r):
                 if hasattr(m, "lineno"):
