@@ -69,12 +69,19 @@ def test_kernels_match_definitions_and_limit(ctx, record):
     zw = ((mc - wrong) / se)[iu[0], iu[1]].abs().max()
     lam0 = tl.lambda0(X, m, alpha, b2)
     # λ₀ = λ_min(H^∞), H^∞ = (m β₂²/α²)·xᵢᵀxⱼ(π − θᵢⱼ)/(2π), evaluated apart in numpy (β₂ = 1.3 ≠ 1, so a wrong
-    # power of β₂ or of α shows); eigvalsh of an 8×8 Gram: relative error ≲ 1e-13, asserted ≤ 1e-10
+    # power of β₂ or of α, a factor ≥ 1.3, shows). Error model of the gap: θᵢᵢ = arccos(≈1) carries an absolute error
+    # up to √(2·4eps) ≈ 3e-8 (arccos is ill-conditioned at 1), so each entry is off by ≤ |G|ᵢⱼ·3e-8/(2π) and λ_min by
+    # ≤ n·max|G|·3e-8/(2π) (Weyl), plus 100·n·eps·λ_max for the eigensolvers; relative to λ_min, asserted
     Xn = X.detach().cpu().numpy()
     nrm = np.linalg.norm(Xn, axis=1)
     ang = np.arccos(np.clip((Xn @ Xn.T) / np.outer(nrm, nrm), -1.0, 1.0))
-    lam0_np = float(np.linalg.eigvalsh(m * b2 * b2 / (alpha * alpha) * (Xn @ Xn.T) * (np.pi - ang) / (2 * np.pi))[0])
+    Gs = m * b2 * b2 / (alpha * alpha) * (Xn @ Xn.T)
+    ev = np.linalg.eigvalsh(Gs * (np.pi - ang) / (2 * np.pi))
+    lam0_np = float(ev[0])
     e0 = abs(lam0 / lam0_np - 1)
+    e0_tol = (len(ev) * float(np.abs(Gs).max()) * 3e-8 / (2 * np.pi)
+              + 100 * len(ev) * np.finfo(float).eps * float(ev[-1])) / lam0_np
+    assert e0_tol < 0.05, e0_tol  # the pin can still see a factor 1.3
     Ra = tl.R_a_legible(lam0, alpha, N, m)
     Rw = tl.R_w(lam0, alpha, N, m, b1, b2, Ra)
     r0 = 2.0
@@ -83,11 +90,11 @@ def test_kernels_match_definitions_and_limit(ctx, record):
     e1 = abs(float(tl.Rp_w(t1, lam0, alpha, N, b2, Ra, r0)) - Rw) / Rw
     e2 = abs(float(tl.Rp_a(t2, lam0, alpha, N, m, b1, Rw, r0)) - Ra) / Ra if math.isfinite(t2) else 0.0
     # err: the same sums in another order (rounding only); e1, e2: a log/exp round trip in float64
-    ok = err < 1e-12 and float(z.abs().max()) < zcrit and e1 < 1e-12 and e2 < 1e-12 and e0 < 1e-10
+    ok = err < 1e-12 and float(z.abs().max()) < zcrit and e1 < 1e-12 and e2 < 1e-12 and e0 <= e0_tol
     record("holds" if ok else "violated", observed=float(z.abs().max()), bound=float(zcrit), evidence="identity",
            covers=["kernel formulas", "H-infinity closed form", "t1 t2 definitions"],
            config={"m": m, "alpha": alpha, "beta1": b1, "beta2": b2, "n": N, "d": D, "R": R},
-           hypotheses={"autograd vs definition (rel)": err, "lambda0 vs numpy (rel)": e0, "R'_w(t1)=R_w rel err": e1, "R'_a(t2)=R_a rel err": e2,
+           hypotheses={"autograd vs definition (rel)": err, "lambda0 vs numpy (rel)": e0, "its tolerance": e0_tol, "R'_w(t1)=R_w rel err": e1, "R'_a(t2)=R_a rel err": e2,
                        "kappa0": tl.kappa0(X), "lambda0": lam0, "R_a (legible part)": Ra, "R_w": Rw, "t1": t1, "t2": t2},
            tightness="max |z| of MC vs the closed form of H^∞ over the n(n+1)/2 entries (Bonferroni, family 1e-3)")
     record("holds" if float(zw) > zcrit else "violated", role="companion", observed=float(zw), bound=float(zcrit),
