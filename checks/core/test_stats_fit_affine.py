@@ -23,3 +23,19 @@ def test_fit_affine_bad_input():
         fit_affine([1, 1, 1], [1, 2, 3])
     with pytest.raises(ValueError):
         fit_affine([1, 2, np.nan], [1, 2, 3])
+
+
+def test_mean_ci_is_the_normal_interval_of_the_mean():
+    """mean_ci against the interval written here: mean ± z_{1−α/2}·s/√n (s with ddof 1)."""
+    import math
+
+    import numpy as np
+    from scipy import stats as st
+
+    from theory.stats import mean_ci
+
+    x = np.random.default_rng(3).normal(2.0, 3.0, size=50)
+    m, (lo, hi) = mean_ci(x, alpha=0.05)
+    half = st.norm.ppf(0.975) * x.std(ddof=1) / math.sqrt(len(x))
+    assert m == pytest.approx(x.mean(), rel=1e-15)
+    assert (lo, hi) == pytest.approx((x.mean() - half, x.mean() + half), rel=1e-12)
