@@ -17,9 +17,10 @@ from fixtures import zhu2022 as fz
 from theory.sim import losses
 from theory.sim.models import DeepMLP
 
-# gn_sharpness runs Lanczos to 1e-8 and loss_sharpness to 1e-4 (relative; Ritz values are lower estimates, and the
-# Kato–Temple stop bounds the eigenvalue error by the tolerance): 1e-6 and 1e-3 leave a 100× / 10× margin. A wrong
-# normalisation (sum instead of mean over N, a dropped ½) is off by a factor ≥ 2.
+# gn_sharpness and loss_sharpness run Lanczos to 1e-8 (relative; Ritz values are lower estimates, and the Kato–Temple
+# stop bounds the eigenvalue error by the tolerance) from a fixed start: 1e-6 leaves a 100× margin for both (the loss
+# Hessian is indefinite, so its bound is looser: 1e-3). A wrong normalisation (sum instead of mean over N, a dropped
+# ½) is off by a factor ≥ 2.
 GN_TOL, H_TOL = 1e-6, 1e-3
 
 
