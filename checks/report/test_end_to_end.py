@@ -14,12 +14,12 @@ from theory import claims
 
 from ._html import Page
 
+pytestmark = pytest.mark.e2e  # subprocess runs of pytest / the CLI: deselected unless --e2e
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 BODY = """import pytest, math
 from theory import ClaimViolation, assert_claim
-
-pytestmark = pytest.mark.e2e  # subprocess runs of pytest / the CLI: deselected unless --e2e
 @pytest.mark.claim('kou2023/lem-C.3')
 @pytest.mark.parametrize('k', [1, 2, 4])
 def test_rate(record, k):

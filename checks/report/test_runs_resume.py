@@ -10,12 +10,12 @@ import pytest
 
 from . import _runs_project as P
 
+pytestmark = pytest.mark.e2e  # subprocess runs of pytest / the CLI: deselected unless --e2e
+
 CUT = '''import os
 import signal
 
 import pytest
-
-pytestmark = pytest.mark.e2e  # subprocess runs of pytest / the CLI: deselected unless --e2e
 
 
 @pytest.mark.claim("demo2026/rem-5")
