@@ -71,19 +71,21 @@ def sample(ms: list[ops.Mutant], n: int, seed: int = 0) -> list[ops.Mutant]:
 
 
 def file_seconds(repo: pathlib.Path) -> dict[str, float]:
-    """Seconds per check file from the last report's ``results.json`` (``reports/**/results.json``), so that the
-    selected checks run fastest first and ``-x`` stops a caught mutant early; empty when there is none."""
-    out: dict[str, float] = {}
+    """Seconds per check file from the first report under ``reports/`` (per-test seconds as
+    :func:`theory.runs.durations.durations` reads them), so that the selected checks run fastest first and ``-x``
+    stops a caught mutant early; empty when there is none."""
+    from ..runs.durations import durations
+
     for f in sorted((repo / "reports").glob("**/results.json")):
         try:
-            tests = json.loads(f.read_text()).get("run", {}).get("tests", {})
+            per_test = durations([json.loads(f.read_text())])
         except (OSError, ValueError):
             continue
-        for node, t in tests.items():
-            path = node.split("::")[0]
-            out[path] = out.get(path, 0.0) + float(t.get("seconds") or 0.0)
-        break
-    return out
+        out: dict[str, float] = {}
+        for node, sec in per_test.items():
+            out[node.split("::")[0]] = out.get(node.split("::")[0], 0.0) + sec
+        return out
+    return {}
 
 
 def run_one(root: pathlib.Path, m: ops.Mutant, graph, *, timeout: float, seed: int = 0,
