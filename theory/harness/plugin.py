@@ -124,18 +124,20 @@ def pytest_collection_modifyitems(session, config, items):
             problems += [f"{item.nodeid}: {p}" for p in map(_xfail_problem, item.iter_markers("xfail")) if p]
     if problems:
         _collection_error(session, config, items, "claim marker errors:\n  " + "\n  ".join(problems))
-    if config._theory_ctx.smoke:
-        _smoke.select(config, items)
-    if not config.getoption("--e2e"):
-        _deselect_e2e(config, items)
+    if config._theory_ctx.smoke:  # only the modules with full-only branches (theory.harness.smoke)
+        _keep_only(config, items, lambda i: _smoke.has_full_branch(i.fspath))
+    if not config.getoption("--e2e"):  # the end-to-end harness tests (marker e2e) run with --e2e only
+        _keep_only(config, items, lambda i: i.get_closest_marker("e2e") is None)
 
 
-def _deselect_e2e(config, items) -> None:
-    """Leave the end-to-end harness tests (marker ``e2e``) out of the default run; ``--e2e`` includes them."""
-    keep = [i for i in items if i.get_closest_marker("e2e") is None]
-    if len(keep) < len(items):
-        config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("e2e") is not None])
-        items[:] = keep
+def _keep_only(config, items, keep) -> None:
+    """Deselect the items for which ``keep(item)`` is false (reported as deselected)."""
+    kept, drop = [], []
+    for item in items:
+        (kept if keep(item) else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = kept
 
 
 def _collection_error(session, config, items, msg: str) -> None:

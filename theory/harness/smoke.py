@@ -3,7 +3,7 @@
 One rule derives it from ``full`` (:mod:`.context`): ``ctx.full`` is True, ``ctx.pick`` gives the quick value and
 ``ctx.size(n, floor)`` shrinks the sizes that exist only in full-only branches by ``--scale``. Here:
 
-- :func:`select` — which tests run: those of the modules that read ``ctx.full``, ``ctx.smoke``, ``ctx.size`` or
+- :func:`has_full_branch` — which tests run (the plugin deselects the rest): those of the modules that read ``ctx.full``, ``ctx.smoke``, ``ctx.size`` or
   ``ctx.sizes`` (the modules with full-only branches); the others run the same code at the same sizes in the quick
   profile and are deselected.
 - :func:`unjudge` — a verdict at reduced size is not a finding: a failed assertion, a ``ClaimViolation``, an
@@ -39,16 +39,6 @@ def has_full_branch(path) -> bool:
         except OSError:
             _SOURCE[key] = False
     return _SOURCE[key]
-
-
-def select(config, items) -> None:
-    """Keep the tests of modules with full-only branches; deselect the rest (reported as deselected)."""
-    keep, drop = [], []
-    for item in items:
-        (keep if has_full_branch(item.fspath) else drop).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-    items[:] = keep
 
 
 def unjudge(item, call, rep) -> None:
