@@ -22,7 +22,7 @@ def resolve(name: str = "auto", worker_index: int | None = None) -> torch.device
     when several GPUs exist; with one GPU every worker shares it.
     """
     if name not in _CHOICES:
-        raise ValueError(f"unknown device {name!r}: choose one of {_CHOICES}")
+        raise ValueError(f"unknown device {name!r} (--device or $THEORY_DEVICE): choose one of {_CHOICES}")
     if name == "cpu":
         return torch.device("cpu")
     if not torch.cuda.is_available():

@@ -115,11 +115,13 @@ def test_a_failed_control_inside_an_expected_failure_is_a_failure(tmp_path):
     (["--device", "cuda"], None, "device 'cuda' requested but torch.cuda.is_available() is False"),
     ([], {"THEORY_MNIST": "/nonexistent/mnist.npz"}, "local data file not found: $THEORY_MNIST=/nonexistent"),
     (["--profile", "huge"], None, "invalid choice: 'huge'"),
+    ([], {"THEORY_DEVICE": "gpu"}, "unknown device 'gpu' (--device or $THEORY_DEVICE)"),
+    ([], {"THEORY_DEVICE": "cuda"}, "device 'cuda' requested but torch.cuda.is_available() is False"),
 ])
 def test_bad_options_and_environment_are_one_line_usage_errors(tmp_path, args, env, msg):
     import torch
 
-    if "cuda" in args and torch.cuda.is_available():
+    if ("cuda" in args or (env or {}).get("THEORY_DEVICE") == "cuda") and torch.cuda.is_available():
         pytest.skip("CUDA is present here: --device cuda is valid")
     body = "import pytest\n@pytest.mark.claim('kou2023/lem-5.2')\ndef test_a():\n    pass\n"
     r = _run(tmp_path, body, *args, env=env)

@@ -34,7 +34,8 @@ from .context import DEFAULT_SCALE, PROFILES, RunContext
 
 def pytest_addoption(parser):
     g = parser.getgroup("theory", "theory harness")
-    g.addoption("--device", default="auto", choices=("auto", "cpu", "cuda"), help="where tensors live")
+    g.addoption("--device", default=os.environ.get("THEORY_DEVICE", "auto"), choices=("auto", "cpu", "cuda"),
+                help="where tensors live (default: $THEORY_DEVICE, else auto)")
     g.addoption("--profile", default="quick", choices=PROFILES,
                 help="quick (CPU-sized), full (paper scale) or smoke (the full profile at reduced size, see --scale)")
     g.addoption("--scale", type=float, default=DEFAULT_SCALE,
