@@ -65,7 +65,9 @@ class Measurement:
     ``series`` holds plot data: ``{"name": {"x": [...], "y": [...], "xlabel": .., "ylabel": ..,
     "logx": bool, "logy": bool}}``. ``finding`` is the one- or two-sentence
     statement of what is wrong with the paper when the verdict is ``expected-failure``
-    or ``vacuous``. ``role="companion"`` marks the record of a wrong-version test (see
+    or ``vacuous``. ``false_alarm`` is the declared probability that a statistical check fails although the
+    claim holds (its test's level α, or the union bound of its tests); a sweep sums these into the number of
+    failures expected by chance (:func:`theory.runs.sweep.false_alarms`). ``role="companion"`` marks the record of a wrong-version test (see
     :data:`ROLES`): the report lists it apart and never takes the claim's verdict or
     headline figure from it.
     """
@@ -94,6 +96,7 @@ class Measurement:
     evidence: str = "test"
     covers: list = field(default_factory=list)
     figure_kind: str = ""
+    false_alarm: float | None = None
 
     def __post_init__(self):
         entry = get(self.claim)  # unknown claim ID -> UnknownClaimError
@@ -116,6 +119,11 @@ class Measurement:
             raise ValueError(f"{self.claim}: a {self.verdict!r} record needs finding_type= (one of {FINDING_TYPES})")
         if self.figure_kind and self.figure_kind not in FIGURE_KINDS:
             raise ValueError(f"{self.claim}: figure_kind {self.figure_kind!r} is not one of {FIGURE_KINDS}")
+        if self.false_alarm is not None:
+            if not _is_num(self.false_alarm) or not 0 < float(self.false_alarm) < 1:
+                raise ValueError(f"{self.claim}: false_alarm must be a probability in (0, 1) (the declared rate at "
+                                 f"which this check fails when the claim holds), got {self.false_alarm!r}")
+            self.false_alarm = float(self.false_alarm)
         if not isinstance(self.covers, (list, tuple)) or not all(isinstance(c, str) for c in self.covers):
             raise ValueError(f"{self.claim}: covers must be a list of part names of the registry entry")
         unknown = [c for c in self.covers if c not in entry.parts]

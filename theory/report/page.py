@@ -156,6 +156,8 @@ def _header(doc, rows, papers) -> str:
     if tests:
         tc = Counter(t.get("outcome", "?") for t in tests.values())
         out.append('<p class="small">Tests: ' + ", ".join(f"{n} {esc(k)}" for k, n in sorted(tc.items())) + "</p>")
+    from ..runs.sweep import false_alarms
+    out.append(f'<p class="small" id="false-alarms">False alarms: {esc(false_alarms(doc.get("records") or []).text())}</p>')
     out.append(f'<p class="small">{esc(VERDICT_RULE)} Tightness: the headline record\'s comparable figure — '
                f'inequality: slack = bound ÷ observed (1 = tight, &lt; 1 crossed); identity: |error| ÷ tolerance; '
                f'rate or limit: fitted vs claimed (with its CI); expected failure: the factor the printed form is off '

@@ -38,6 +38,7 @@ def render(doc: dict) -> str:
         f'<a href="seed-{esc(s)}/index.html">seed {esc(s)}</a>' for s in a.seeds)
         + ' (each seed\'s own report). Also <a href="sweep.md">sweep.md</a> and <a href="sweep.csv">sweep.csv</a> '
         '(the seeds × checks table).</p>')
+    out.append(f'<p class="small">{esc(a.alarms.text(a.failed))}</p>')
     out.append('<nav><a href="#unstable">Differs across seeds</a><a href="#verdicts">Verdicts</a>'
                '<a href="#claims">Claims</a><a href="#seeds-by-checks">Seeds × checks</a></nav></header>')
     out.append(overview.section([a.rows_by_seed[s] for s in a.seeds], anchor, "One mark per claim at the median of its headline tightness figure over the "

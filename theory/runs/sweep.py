@@ -114,12 +114,51 @@ class Spread:
 
 
 @dataclass
+class FalseAlarms:
+    """Declared false-alarm rates of a run or sweep (issue 15): per test, the union bound Σ of its records'
+    ``false_alarm`` (capped at 1); per seed, the sum over tests; over the sweep, the expected number of chance
+    failures E = Σ over seeds (also a union bound on the probability that any chance failure occurs)."""
+    tests: dict                       # nodeid -> per-seed rate
+    per_seed: float
+    seeds: int
+
+    @property
+    def expected(self) -> float:
+        return self.per_seed * self.seeds
+
+    def text(self, failed: int | None = None) -> str:
+        if not self.tests:
+            return "No record declares a false-alarm rate."
+        out = (f"{len(self.tests)} tests carry a statistical decision with a declared false-alarm rate "
+               f"(Σα = {self.per_seed:.2g} per seed, the largest {max(self.tests.values()):.2g}); over "
+               f"{self.seeds} seed{'s' if self.seeds != 1 else ''} the expected number of failures of a true claim "
+               f"by chance is ≤ {self.expected:.2g} (union bound, so P(any such failure) ≤ {min(1.0, self.expected):.2g})")
+        return out + (f"; failed tests observed: {failed}." if failed is not None else ".")
+
+
+def false_alarms(records: list[dict], seeds: int = 1) -> FalseAlarms:
+    """:class:`FalseAlarms` of one seed's records (their declared rates do not depend on the seed)."""
+    per_test: dict[str, float] = {}
+    for r in records:
+        a = r.get("false_alarm")
+        if a:
+            t = r.get("test", "") or r.get("claim", "")
+            per_test[t] = min(1.0, per_test.get(t, 0.0) + float(a))
+    return FalseAlarms(per_test, sum(per_test.values()), seeds)
+
+
+@dataclass
 class Analysis:
     seeds: list
     claims: list                      # ClaimSweep, registry order
     spreads: list                     # Spread
     table: list                       # {"test", "claims", "cells": {seed: {"outcome", "verdicts", "figure"}}}
     rows_by_seed: dict                # seed -> summary rows
+    alarms: FalseAlarms | None = None
+
+    @property
+    def failed(self) -> int:
+        return sum(c["outcome"] in ("failed", "error") for row in self.table for c in row["cells"].values())
 
     @property
     def unstable(self) -> list:
@@ -187,6 +226,8 @@ def analyse(doc: dict) -> Analysis:
                                "verdicts": sorted({r.get("verdict", "") for r in recs if r.get("role", "check") == "check"}),
                                "figure": f}
     order = {cid: i for i, cid in enumerate(claims)}
+    first = next(iter(per_seed.values()), {"records": []})
     return Analysis(list(per_seed), list(claims.values()),
                     sorted(spreads.values(), key=lambda sp: (order.get(sp.claim, 1e9), sp.test, sp.role)),
-                    [table[k] for k in sorted(table)], rows_by_seed)
+                    [table[k] for k in sorted(table)], rows_by_seed,
+                    false_alarms(first["records"], len(per_seed)))

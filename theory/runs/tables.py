@@ -40,6 +40,8 @@ def markdown(a: Analysis) -> str:
     from ..report.tightness import AXES
 
     out = [f"# Seed sweep: {len(a.seeds)} seeds ({', '.join(map(str, a.seeds))})", ""]
+    out.append("False alarms: " + a.alarms.text(a.failed))
+    out.append("")
     out.append(f"Claims whose verdict is not the same at every seed: {len(a.unstable)}")
     out += [f"- `{c.claim}`: {c.counts}" for c in a.unstable] + [""]
     out += ["## Verdict per claim", "", "| claim | verdicts across seeds |", "| --- | --- |"]
