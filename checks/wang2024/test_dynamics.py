@@ -357,7 +357,28 @@ def test_linear_lower_bound_rejects_wrong_sign(record, ctx):
     assert n > 0, rows
 
 
-EQ63_EARLY = 20  # the violations of step (63) inside Assumption 5.1 are early-phase ones: all at steps k ≤ 20
+# Step (63) fails inside Assumption 5.1 at about half of the inits (0.31–0.75 per 32 inits over 10 draws per width),
+# so one init per width (the Thm 5.3 runs) misses it with probability ≈ 1/8: the finding is measured on its own
+# ensemble, EQ63_INITS inits at q = 0.25 per width. Size pinned: the fraction of inits with a violating step lies in
+# [EQ63_FRAC_LO, EQ63_FRAC_HI] (with 96 inits and p ≈ 0.5 a binomial excursion outside is ≥ 6 s.e.), and every violating
+# step lies in the early phase k ≤ EQ63_EARLY of the 200 (the latest seen over 320 inits per width: k = 23, m = 16).
+EQ63_INITS, EQ63_FRAC_LO, EQ63_FRAC_HI, EQ63_EARLY = 32, 0.1, 0.9, 50
+
+
+def _eq63_rows(ctx):
+    rows = []
+    for m in ctx.pick(quick=[16, 64, 256], full=[16, 64, 256, 1024]):
+        gen = ctx.generator("wang2024/eq-63", {"m": m, "inits": EQ63_INITS})
+        X, y, W0, a = _linear_grid(gen, m, [0.25], EQ63_INITS)
+        run = dyn.run_linear(W0, a, X, y, eta=ETA, steps=200)
+        lb = run["M"] + run["R2"]
+        bad = run["C_true"] < lb - 1e-9 * lb.abs()
+        steps = run["k"][bad]
+        rows.append({"m": m, "q": 0.25, "inits": EQ63_INITS, "inits with a violation": int(bad.any(0).sum()),
+                     "# violations": int(bad.sum()), "# violations with Ndot>=0": int((bad & (run["Nd"] >= 0)).sum()),
+                     "latest violating step": int(steps.max()) if steps.numel() else None,
+                     "violating steps (first 20)": sorted({int(k) for k in steps.tolist()})[:20]})
+    return rows
 
 
 @pytest.mark.claim("wang2024/eq-63")
@@ -366,32 +387,36 @@ EQ63_EARLY = 20  # the violations of step (63) inside Assumption 5.1 are early-p
                           "require; C_true < M + R₂ at early steps with Ṅ < 0, also inside Assumption 5.1 (q > 0)")
 def test_linear_lower_bound_every_step(record, ctx):
     """wang2024/eq-63 (reading: proof step of Thm 5.3): C ≥ S_k(1−(vᵀa)²)/‖W‖² + R₂ (= (63) with the exact split (76))
-    at every GD step. Counted only on the runs inside Assumption 5.1 (q > 0); the q ≤ 0 runs are written as a separate
-    outside-hypotheses record and never counted. Size pinned: ≥ 1 violating step inside Assumption 5.1, every one of
-    them with Ṅ < 0 and at k ≤ EQ63_EARLY (the early phase where w = Wᵀa first shrinks)."""
+    at every GD step, on EQ63_INITS inits per width inside Assumption 5.1 (q = 0.25). The q ≤ 0 runs of Thm 5.3 are
+    written as a separate outside-hypotheses record and never counted. Size pinned: a fraction of the inits in
+    [EQ63_FRAC_LO, EQ63_FRAC_HI] has a violating step, every violating step has Ṅ < 0 and k ≤ EQ63_EARLY."""
     rows, _, _, _ = _bound_rows(ctx)
-    inside = [r for r in rows if r["q"] > 0]
     outside = [r for r in rows if r["q"] <= 0]
+    inside = _eq63_rows(ctx)
     viol = sum(r["# violations"] for r in inside)
     viol_nd = sum(r["# violations with Ndot>=0"] for r in inside)
-    late = [k for r in inside for k in r["violating steps"] if k > EQ63_EARLY]
-    where = {f"m={r['m']}, q={r['q']}": r["violating steps"] for r in inside if r["# violations"]}
+    frac = sum(r["inits with a violation"] for r in inside) / sum(r["inits"] for r in inside)
+    latest = max((r["latest violating step"] or 0) for r in inside)
     record("not-applicable", reading="outside-hypotheses", observed=sum(r["# violations"] for r in outside), bound=0,
            table=outside, tightness="# GD steps with C_true < M + R₂ in runs with q ≤ 0 (outside Assumption 5.1)",
            note="Runs with q ≤ 0 are outside Assumption 5.1 (q > 0) and are not counted against the proof step: "
                 f"{sum(r['# violations'] for r in outside)} violating steps, "
                 f"{sum(r['# violations with Ndot>=0'] for r in outside)} of them with Ṅ ≥ 0.")
-    record("holds" if viol == 0 else "expected-failure", observed=viol, bound=0, table=inside, reading="proof-step",
+    record("holds" if viol == 0 else "expected-failure", observed=frac, bound=0, table=inside, reading="proof-step",
            finding_type="" if viol == 0 else "proof-gap",
-           tightness="# GD steps with C_true < M + R₂ in runs inside Assumption 5.1 (q > 0)",
+           config={"q": 0.25, "inits per width": EQ63_INITS, "eta": ETA, "steps": 200},
+           tightness="fraction of inits inside Assumption 5.1 (q = 0.25) with a GD step where C_true < M + R₂",
            finding="" if viol == 0 else
-           (f"Inside Assumption 5.1 (q = 0.25) C_true < M + R₂ at {viol} GD steps, all with Ṅ < 0 and all at k ≤ "
-            f"{EQ63_EARLY} (violating steps per run: {where}): step (63) replaces Ṅ/N by Ṅ/Q using N ≤ Q, which "
-            "bounds below only when Ṅ ≥ 0. The conclusion (19), with its hidden constant, was not seen to fail."))
+           (f"Inside Assumption 5.1 (q = 0.25) C_true < M + R₂ at some GD step for {frac:.0%} of the inits "
+            f"({viol} steps), all with Ṅ < 0 and all in the early phase (latest k = {latest}): step (63) replaces Ṅ/N "
+            "by Ṅ/Q using N ≤ Q, which bounds below only when Ṅ ≥ 0. The conclusion (19), with its hidden constant, "
+            "was not seen to fail."))
     # control: every violation, inside or outside Assumption 5.1, is at a step with Ṅ < 0 (otherwise not this gap)
-    assert viol_nd == 0 and sum(r["# violations with Ndot>=0"] for r in outside) == 0, rows
-    assert not late, late  # size: early-phase violations only
-    assert_claim(viol == 0, f"C_true < M + R₂ at {viol} steps inside Assumption 5.1")
+    assert viol_nd == 0 and sum(r["# violations with Ndot>=0"] for r in outside) == 0, (inside, outside)
+    if viol:  # size and pattern of the finding
+        assert EQ63_FRAC_LO <= frac <= EQ63_FRAC_HI, inside
+        assert latest <= EQ63_EARLY, inside
+    assert_claim(viol == 0, f"C_true < M + R₂ at {viol} steps inside Assumption 5.1 ({frac:.0%} of the inits)")
 
 
 REM_EXP_FLOOR = -0.1  # size pinned: the fitted exponent of |R₂| is ≥ this (claim: ≤ −q = −0.5; typical q − ½ = 0)
