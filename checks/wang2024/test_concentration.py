@@ -133,8 +133,8 @@ def test_gaussian_norm_shared_W0(record, ctx):
     """wang2024/eq-143 (reading: proof step of Thm 5.5): Lemma B.2 applied to z_i = W(0)x_i with one shared W(0), for
     identical / random-in-d=8 / orthonormal unit x_i (3 input kinds × 3 items, family-wise α = 1e-3).
 
-    Size and pattern pinned (so that a different wrong constant would not pass as this finding): the rejected pairs are
-    EQ143_PATTERN (items 2–3 for identical inputs) among them and nothing of EQ143_NEVER (orthonormal inputs, i.e.
+    Size and pattern pinned (so that a different wrong constant would not pass as this finding): the rejected pairs
+    include EQ143_PATTERN (items 2–3 for identical inputs) and none of EQ143_NEVER (orthonormal inputs, i.e.
     independent z_i, and item 1, a union bound valid under dependence: the controls) — and the
     identical-input failure rates of items 2 and 3 equal their exact χ²_m values (:func:`_chi2_identical_rates`)
     within EQ143_Z binomial standard errors."""
