@@ -70,6 +70,15 @@ def test_selection_follows_callers_to_the_checks():
     assert T.check_files(ROOT, {"no_such_function_anywhere"}) == []
 
 
+def test_checks_that_name_the_mutated_function_run_first():
+    g = T.name_graph(ROOT)
+    levels = T.name_levels("pgd_l2", g)
+    assert levels["pgd_l2"] == 0 and all(v >= 1 for k, v in levels.items() if k != "pgd_l2")
+    files = T.ranked_check_files(ROOT, levels, seconds={"checks/wang2024/test_adversarial.py": 1e6})
+    assert files[0] == "checks/wang2024/test_adversarial.py" and len(files) > 1  # names it: first, however slow
+    assert set(files) == set(T.check_files(ROOT, set(levels)))
+
+
 def test_summary_counts_crashes_as_caught_and_sets_timeouts_apart():
     rs = [{"outcome": o} for o in ("caught", "caught", "crashed", "survived", "timeout", "no checks")]
     s = A.summary(rs)

@@ -90,8 +90,7 @@ def file_seconds(repo: pathlib.Path) -> dict[str, float]:
 
 def run_one(root: pathlib.Path, m: ops.Mutant, graph, *, timeout: float, seed: int = 0,
             seconds: dict[str, float] | None = None) -> dict:
-    names = targets.names_reaching(m.function, graph)
-    files = sorted(targets.check_files(root, names), key=lambda f: ((seconds or {}).get(f, 60.0), f))
+    files = targets.ranked_check_files(root, targets.name_levels(m.function, graph), seconds)
     res = {**asdict(m), "key": m.key, "checks": files}
     if not files:
         return {**res, "outcome": "no checks", "seconds": 0.0, "failed": ""}

@@ -41,14 +41,33 @@ def name_graph(root: pathlib.Path) -> dict[str, set[str]]:
     return callers
 
 
-def names_reaching(function: str, graph: dict[str, set[str]], depth: int = 3) -> set[str]:
-    """The function's own names (``Class.method`` gives both) and its callers up to ``depth`` levels."""
+def name_levels(function: str, graph: dict[str, set[str]], depth: int = 3) -> dict[str, int]:
+    """The function's own names (``Class.method`` gives both) at level 0 and its callers up to ``depth`` levels, each
+    name at the first level it is reached."""
     frontier = {p for p in function.split(".") if p}
-    seen = set(frontier)
-    for _ in range(depth):
-        frontier = {c for n in frontier for c in graph.get(n, ())} - seen
-        seen |= frontier
-    return seen
+    levels = dict.fromkeys(frontier, 0)
+    for k in range(1, depth + 1):
+        frontier = {c for n in frontier for c in graph.get(n, ())} - set(levels)
+        levels.update(dict.fromkeys(frontier, k))
+    return levels
+
+
+def names_reaching(function: str, graph: dict[str, set[str]], depth: int = 3) -> set[str]:
+    """The names of :func:`name_levels` as a set."""
+    return set(name_levels(function, graph, depth))
+
+
+def ranked_check_files(root: pathlib.Path, levels: dict[str, int], seconds: dict[str, float] | None = None) -> list[str]:
+    """:func:`check_files` of ``levels``' names, the files that mention the mutated function itself first, then its
+    direct callers, …; fastest first within a level (``seconds`` per file, 60 s when unknown). A caught mutant then
+    stops (``-x``) on a check close to it instead of after every fast check that only shares a name far up."""
+    files = check_files(root, set(levels))
+
+    def level(f: str) -> int:
+        names = set(levels) & _mentions(ast.parse((root / f).read_text(encoding="utf-8")))
+        return min((levels[n] for n in names), default=len(levels))
+
+    return sorted(files, key=lambda f: (level(f), (seconds or {}).get(f, 60.0), f))
 
 
 def check_files(root: pathlib.Path, names: set[str]) -> list[str]:
