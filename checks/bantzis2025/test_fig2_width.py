@@ -7,6 +7,7 @@ counts and init are not given in the paper; ours are the catalog's OPT-SPEED pro
 """
 import math
 
+import numpy as np
 import pytest
 import torch
 from scipy import stats as st
@@ -162,3 +163,56 @@ def test_rank_one_networks_never_beat_sqrt2_minus_1(record, ctx, circle8):
            note="The paper's argument ('rank-one layers represent one-neuron functions') is imprecise, but the value "
                 "√2−1 is confirmed by a direct search over rank-one networks (Adam on factors W_ℓ = a_ℓb_ℓᵀ); the rank-two weights of Eq. (2) reach 1/2 under the same functional.")
     assert ok and reached and rejected, rows
+
+
+def _padded_reference(Ws, dims):
+    """Zero-padding written out in numpy: W_ℓ (n_ℓ × n_{ℓ−1}) in the top-left corner of a dims[ℓ] × dims[ℓ−1]
+    zero matrix, ℓ = 1..L."""
+    out = []
+    for l, W in enumerate(Ws):
+        Z = np.zeros((W.shape[0], dims[l + 1], dims[l]))
+        Z[:, : W.shape[1], : W.shape[2]] = W
+        out.append(Z)
+    return out
+
+
+@pytest.mark.claim("bantzis2025/ex-1")
+def test_width_embedding_pads_with_zeros(record, ctx):
+    """The certified lower bounds of the width sweep (ex-1 (c)) evaluate Eq. (2) and the rank-one direction
+    embedded at each width (``localized.embed``, ``example1.to_torch(width=…)``): the embedding must be the zero
+    padding (same function, same ‖θ‖²), and a network that does not fit must be refused, naming the layer ℓ
+    (1-based, W_ℓ) and the target shape dims[ℓ] × dims[ℓ−1]."""
+    gen = record.generator({"test": "embed"})
+    small, big = [3, 2, 4, 1], [3, 5, 6, 1]
+    th = [torch.randn(2, small[l + 1], small[l], generator=gen, dtype=ctx.dtype, device=ctx.device) for l in range(3)]
+    X = torch.randn(9, 3, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    e = loc.embed(th, big)
+    ref = _padded_reference([w.cpu().numpy() for w in th], big)
+    same_entries = all(tuple(a.shape) == b.shape and bool((a.cpu().numpy() == b).all()) for a, b in zip(e, ref))
+    # the same sums with extra exact zeros: float64 rounding of ≤ 6 products of O(1) terms, 1e-13 relative
+    f_err = float((loc.output(e, X) - loc.output(th, X)).abs().max() / loc.output(th, X).abs().max())
+    n_err = float((loc.sq_norm(e) - loc.sq_norm(th)).abs().max())
+    # Eq. (2) at width 6 through to_torch: W_1 6×2, W_2 6×6, W_3 1×6, Eq. (2)'s entries in the corner, zeros elsewhere
+    eq2 = ex.to_torch(ex.rank_two_weights(-1), width=6, dtype=ctx.dtype, device=ctx.device)
+    eq2_ref = _padded_reference([np.array([[[0.5, 0], [0, 0.5], [-0.5, 0], [0, -0.5]]]),
+                                 np.array([[[0.5, -0.5, 0.5, -0.5]]]), np.array([[[-1.0]]])], [2, 6, 6, 1])
+    eq2_ok = all(tuple(a.shape) == b.shape and bool((a.cpu().numpy() == b).all()) for a, b in zip(eq2, eq2_ref))
+    # misfits: (dims, the first layer that does not fit (1-based), its shape, the target dims[ℓ] × dims[ℓ−1])
+    bad = [([2, 5, 6, 1], 1, (2, 3), "5x2"), ([3, 1, 6, 1], 1, (2, 3), "1x3"), ([3, 5, 3, 1], 2, (4, 2), "3x5")]
+    msgs = []
+    for dims, ell, shape, target in bad:
+        try:
+            loc.embed(th, dims)
+            msg = None
+        except ValueError as err:
+            msg = str(err)
+        named = msg is not None and f"layer {ell} " in msg and str(shape) in msg and target in msg
+        msgs.append({"dims": dims, "expected": f"layer {ell} of shape {shape} … {target}",
+                     "error": msg or "NO ValueError", "names the misfit": named})
+    ok = same_entries and eq2_ok and f_err <= 1e-13 and n_err <= 1e-13 and all(m["names the misfit"] for m in msgs)
+    record("holds" if ok else "violated", observed=max(f_err, n_err), bound=1e-13, evidence="identity", table=msgs,
+           config={"from": small, "to": big},
+           note=f"embed = zero padding (entries equal the numpy padding: {same_entries}; Eq. (2) at width 6: "
+                f"{eq2_ok}); function kept to {f_err:.1e}, ‖θ‖² to {n_err:.1e}; misfits refused with the layer and "
+                "target named.")
+    assert ok, (same_entries, eq2_ok, f_err, n_err, msgs)
