@@ -803,6 +803,7 @@ def test_fig6_total_dvarrho_increases_with_width_and_q(record, ctx, data):
                 + (f"Lines with sample Kendall τ ≤ 0 (none significant): {neg}." if neg else "Every line has Kendall τ > 0."))
     record("holds" if ok else "violated", observed=max(r["pooled p"] for r in rows if "pooled p" in r), bound=ALPHA,
            covers=["Δϱ increases with width", "Δϱ increases with q"],
+           false_alarm=ALPHA,  # "no line decreases significantly": n_lines one-sided tests at ALPHA/n_lines (Bonferroni)
            tightness="max pooled Kendall p over the two axes and two models (no line may decrease significantly)",
            config=_config(ctx, data, horizon_tau=_tau_end(ctx, "relu", data), n_perm=N_PERM, n_perm_line=N_PERM_LINE,
                           per_line_alpha=alpha_line), table=rows, series=series,

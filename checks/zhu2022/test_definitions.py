@@ -13,6 +13,9 @@ from theory.papers.zhu2022 import perturbation as pt
 from theory.papers.zhu2022 import schemes
 
 
+VAR_ALPHA = 1e-3  # family-wise level of the per-layer χ² variance tests of one network (Bonferroni over layers)
+
+
 def _variance_pvalues(model, stds):
     """Two-sided χ² test per layer of Σ w²/β² ~ χ²(#entries) (entries i.i.d. N(0, β²))."""
     out = []
@@ -33,9 +36,10 @@ def test_notation_shapes_and_std_convention(ctx, record):
     p_std = _variance_pvalues(net, st_)
     # mutation: reading β_l as a variance (std √β_l) is rejected by the same test
     p_var = _variance_pvalues(net, [math.sqrt(s) for s in st_])
-    alpha = 1e-3 / len(st_)
+    alpha = VAR_ALPHA / len(st_)
     ok = shapes == [(m, d), (m, m), (m, m), (o, m)] and min(p_std) > alpha
     record("holds" if ok else "violated", observed=min(p_std), bound=alpha, ratio=None, evidence="identity",
+           false_alarm=VAR_ALPHA,
            covers=["shapes", "std convention"],
            config={"d": d, "m": m, "o": o, "L": L, "E": E},
            table=[{"layer": l + 1, "shape": str(s), "p(std reading)": p_std[l], "p(variance reading)": p_var[l]}
@@ -60,13 +64,13 @@ def test_init_variances_and_gamma(ctx, record, scheme):
     expect = {"lecun": 1 / math.sqrt(2), "he": 1.0, "he1": 1.0, "beta:1.3": 1.3}[scheme]
     # mutation: a variance off by 10% (e.g. 2/(m+…) conventions) is rejected at this sample size
     p_wrong = _variance_pvalues(net, [s * math.sqrt(1.1) for s in st_])
-    ok = min(p) > 1e-3 / L and abs(g - expect) < 1e-14  # γ: one sqrt and two products, exact to a few ulp
+    ok = min(p) > VAR_ALPHA / L and abs(g - expect) < 1e-14  # γ: one sqrt and two products, exact to a few ulp
     record("holds" if ok else "violated", observed=g, bound=expect, config={"scheme": scheme, "d": d, "m": m, "L": L, "E": E},
-           evidence="identity", covers=["variances", "gamma"],
+           evidence="identity", covers=["variances", "gamma"], false_alarm=VAR_ALPHA,
            table=[{"layer": l + 1, "std": s, "p": pv, "p(var×1.1)": pw} for l, (s, pv, pw) in enumerate(zip(st_, p, p_wrong))],
            tightness="γ = β√(m/2) vs its scheme value; per-layer χ² variance tests at Bonferroni level 1e-3/L")
-    rejected = min(p_wrong[1:]) < 1e-3 / L  # hidden layers have E·m² entries: power against a 10% error
-    record("holds" if rejected else "violated", role="companion", observed=min(p_wrong[1:]), bound=1e-3 / L, ratio=None,
+    rejected = min(p_wrong[1:]) < VAR_ALPHA / L  # hidden layers have E·m² entries: power against a 10% error
+    record("holds" if rejected else "violated", role="companion", observed=min(p_wrong[1:]), bound=VAR_ALPHA / L, ratio=None,
            note=f"wrong variances (×1.1): smallest hidden-layer p-value {min(p_wrong[1:]):.2g} (< level: rejected)")
     assert ok, (p, g)
     assert rejected, p_wrong
@@ -134,6 +138,7 @@ def test_ball_sampling_identities(ctx, record, d):
         rows.append({"quantity": k, "MC": mean, "exact": ex, "z": zs[k], "sphere value (mutation)": sphere, "z(mutation)": zw[k]})
     ok = all(abs(v) < zc for v in zs.values())
     record("holds" if ok else "violated", observed=max(abs(v) for v in zs.values()), evidence="identity", covers=["ball moments"],
+           false_alarm=MC_ALPHA,
            bound=zc, config={"d": d, "N": N, "eps": eps, "family-wise alpha": MC_ALPHA}, table=rows,
            tightness="max |z| over the 3 identities vs the Bonferroni critical value", note=f"c_d={pt.c_d(d):.5f}")
     rejected = all(abs(v) > zc for v in zw.values())
@@ -171,6 +176,7 @@ def test_stability_closed_form_matches_monte_carlo(ctx, record):
     tc = float(st.t.isf(MC_ALPHA / (2 * E), K - 1))
     ok = z < tc
     record("holds" if ok else "violated", observed=z, bound=tc, evidence="identity", covers=["closed form o=1"],
+           false_alarm=MC_ALPHA,
            config={"d": d, "m": m, "L": L, "E": E, "N": N, "K": K, "eps": eps, "family-wise alpha": MC_ALPHA},
            tightness="max |t| over members of (MC − closed form)/se vs the Bonferroni critical value",
            table=[{"member": e, "closed form": float(closed[e]), "MC": float(mc[e]), "se": float(se[e]),

@@ -49,7 +49,7 @@ def test_lemma1_equal_in_law(ctx, record):
         rows.append({"h2": name, **r})
     pmin = min(min(r["p_atom"], r["p_chi2"], r["p_2s"]) for r in rows)
     ok = pmin > level
-    record("holds" if ok else "violated", observed=pmin, bound=level, ratio=None,
+    record("holds" if ok else "violated", observed=pmin, bound=level, ratio=None, false_alarm=FAMILY_ALPHA,
            covers=["atom at 0", "positive part law", "equal in law", "all h2 geometries"],
            config={"p": P_DIM, "sigma": SIGMA, "N": N1, "family-wise alpha": FAMILY_ALPHA, "level per test": level},
            table=rows, tightness="smallest p-value of the 15 tests (5 geometries × atom, χ²(1) KS, two-sample KS) vs the "
@@ -115,6 +115,7 @@ def test_lemma2_chi2_binomial_mixture(ctx, record):
     pmin = min(min(r["p_atom"], r["p_ks"], r["p_mean"]) for r in rows)
     ok = pmin > level
     record("holds" if ok else "violated", observed=pmin, bound=level, ratio=None, config={"N": N, "cases": LEM2_CASES}, table=rows,
+           false_alarm=FAMILY_ALPHA,
            covers=["atom", "mixture law", "mean"],
            tightness="smallest p-value (atom binomial, KS vs conditional mixture CDF, mean z) vs Bonferroni level")
     assert ok, rows
