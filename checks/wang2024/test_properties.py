@@ -348,7 +348,7 @@ def test_prop2_rejects_reversed_ordering(record, ctx):
     gen = record.generator({"perm": 1})
     rs, p = pr.spearman_permutation(R["Q0"].numpy(), R["V"].numpy(), n_perm=20000, generator=gen)
     rejected = not (rs > 0 and p < ALPHA2)
-    record("holds" if rejected else "violated", role="companion", observed=p, bound=ALPHA2,
+    record("holds" if rejected else "violated", role="companion", observed=p, bound=ALPHA2, false_alarm=ALPHA2,
            tightness="permutation p-value of the reversed ordering (rejected when not < α)",
            table=[{"r_s(V, |W(0)|^2)": rs, "p (greater)": p}])
     assert rejected, (rs, p)
