@@ -16,7 +16,10 @@ import torch
 
 from fixtures import real
 from fixtures import wang2024 as fw
+from fixtures.controls import opnorm_scale_control
+from theory.papers.wang2024 import cocorrelation as cc
 from theory.papers.wang2024 import halves
+from theory.sim import jacobian as jac
 from theory.sim import models, train
 from theory.stats import rank_trend
 
@@ -61,6 +64,8 @@ def test_halves_cocorrelation_rises_under_adam(record, ctx):
     for f_, X_ in ((inner, Xe), (outer, Ze), (lambda x: outer(inner(x)), Xe)):
         c_ = fw.opnorm_control(f_, X_)
         assert c_["ok"], c_
+        s_ = opnorm_scale_control(f_, X_, n=8)  # the same at Jacobian norms scaled by 2^±30 (relative stopping rule)
+        assert s_["ok"], s_
     gd_net = models.DeepMLP([w.clone() for w in W0], net.act)
     gd_obs: dict = {}
     gd_steps = ctx.pick(quick=300, full=3000)
@@ -112,3 +117,95 @@ def test_halves_cocorrelation_rises_under_adam(record, ctx):
     assert id_ok, worst_id
     assert not any(f_ for _, _, f_ in reversed_fires.values()), reversed_fires  # the reversed trend is rejected
     assert ok, trends
+
+
+def _relu_jacobians(ws, x):
+    """Reference written here, not through halves: post-activations h_l and the closed-form Jacobians
+    J_l = D_l W_l ⋯ D_1 W_1 (D_l = diag 1{z_l > 0}) after each hidden layer l = 1..L-1, and J_L = W_L J_{L-1}."""
+    h, J, hs, Js = x, torch.eye(x.shape[0], dtype=x.dtype), [], []
+    for l, W in enumerate(ws):
+        z = W @ h
+        if l == len(ws) - 1:
+            hs.append(z)
+            Js.append(W @ J)
+            break
+        mask = (z > 0).to(x.dtype)
+        h, J = z * mask, mask[:, None] * (W @ J)
+        hs.append(h)
+        Js.append(J)
+    return hs, Js
+
+
+def _outer_jacobian(ws, x, k):
+    """J of the outer module (layers k+1..L) at ϕ(x), written here: W_L D_{L-1}W_{L-1} ⋯ D_{k+1}W_{k+1}."""
+    hs, _ = _relu_jacobians(ws, x)
+    J = torch.eye(ws[k].shape[1], dtype=x.dtype)
+    for l in range(k, len(ws)):
+        J = ws[l] @ J
+        if l < len(ws) - 1:
+            J = (hs[l] > 0).to(x.dtype)[:, None] * J
+    return J
+
+
+@pytest.mark.claim("wang2024/fig-2")
+def test_split_maps_match_the_network_layers(record):
+    """The two halves behind Fig. 2's stand-in (halves.split_maps, halves_statistics): for every cut k = 1..L-1 of
+    a 5-layer ReLU MLP, ϕ is the first k layers (its output equals the k-th post-activation and its Jacobian equals
+    D_k W_k ⋯ D_1 W_1, both written in this test), φ is layers k+1..L (its Jacobian equals W_L D_{L-1} ⋯ D_{k+1}W_{k+1}),
+    φ∘ϕ is the network (models.DeepMLP forward, input_jacobian), and the statistics of halves_statistics equal
+    cocorrelation.population of the norms of these closed forms. A cut outside 1..L-1 is refused, naming the valid
+    range. Tolerance 1e-12 relative: products of ≤ 5 float64 matrices of size ≤ 12 and one SVD (a few hundred ulps
+    at most). Companion: the same comparison rejects the off-by-one split (ϕ = first k+1 layers)."""
+    gen = record.generator({"split": "halves"})
+    dims = [12, 10, 10, 10, 10, 4]
+    L = len(dims) - 1
+    net = models.DeepMLP.init(2, dims, stds="he", act="relu", generator=gen, dtype=torch.float64, device="cpu")
+    X = torch.randn(6, dims[0], generator=gen, dtype=torch.float64)
+    Jnet = jac.input_jacobian(net, X)  # (E, N, o, d)
+    out = net(X)
+    rel = lambda a, b: float((a - b).norm() / b.norm())
+    worst, wrong_gap, rows = 0.0, float("inf"), []
+    for k in range(1, L):
+        for e in range(net.E):
+            ws = [w[e] for w in net.weights]
+            inner, outer = halves.split_maps(ws, net.act, k)
+            gaps = {"inner output": 0.0, "inner J": 0.0, "outer J": 0.0, "composite": 0.0, "chain rule": 0.0}
+            A_, B_, C_ = [], [], []
+            Z = torch.func.vmap(inner)(X)
+            Jis, Jps = torch.func.vmap(torch.func.jacrev(inner))(X), torch.func.vmap(torch.func.jacrev(outer))(Z)
+            for n, x in enumerate(X):
+                hs, Js = _relu_jacobians(ws, x)
+                Jo = _outer_jacobian(ws, x, k)
+                Ji, z, Jp = Jis[n], Z[n], Jps[n]
+                gaps["inner output"] = max(gaps["inner output"], rel(z, hs[k - 1]))
+                gaps["inner J"] = max(gaps["inner J"], rel(Ji, Js[k - 1]))
+                gaps["outer J"] = max(gaps["outer J"], rel(Jp, Jo))
+                gaps["composite"] = max(gaps["composite"], rel(outer(z), out[e, n]))
+                gaps["chain rule"] = max(gaps["chain rule"], rel(Jp @ Ji, Jnet[e, n]))
+                if k + 1 < L:  # the wrong version: ϕ = first k+1 layers (same width here)
+                    wrong_gap = min(wrong_gap, rel(Ji, Js[k]))
+                A_.append(torch.linalg.matrix_norm(Jo, ord=2))
+                B_.append(torch.linalg.matrix_norm(Js[k - 1], ord=2))
+                C_.append(torch.linalg.matrix_norm(Jnet[e, n], ord=2))
+            ref = cc.population(torch.stack(A_), torch.stack(B_), torch.stack(C_))
+            got = halves.halves_statistics(net.weights, net.act, X, k)[e]
+            gaps["statistics"] = max(abs(got[key] / float(ref[key]) - 1) for key in ("S_f", "S_outer", "S_inner",
+                                                                                     "varrho", "rho", "mu"))
+            worst = max(worst, *gaps.values())
+            rows.append({"cut k": k, "member": e, **gaps})
+    refused = []
+    for k in (0, L, -1):
+        with pytest.raises(ValueError, match=rf"k must be in 1\.\.{L - 1} for a depth-{L} network, got {k}$"):
+            halves.split_maps([w[0] for w in net.weights], net.act, k)
+        refused.append(k)
+    ok = worst <= 1e-12
+    rejected = wrong_gap > 1e-2
+    record("holds" if ok else "violated", observed=worst, bound=1e-12, evidence="identity",
+           tightness="max relative gap of the halves (outputs, Jacobians, statistics) to closed forms written in the check",
+           table=rows + [{"wrong version: ϕ = first k+1 layers": "min rel. gap of its Jacobian", "gap": wrong_gap},
+                         {"refused cuts": str(refused), "valid": f"1..{L - 1}"}],
+           note="consistency check of the split used by the Fig. 2 stand-in (not evidence about the paper)")
+    record("holds" if rejected else "violated", role="companion", observed=wrong_gap, bound=1e-2,
+           tightness="min relative gap of the off-by-one inner Jacobian to the production one (rejected when > 1e-2)")
+    assert ok, rows
+    assert rejected, wrong_gap

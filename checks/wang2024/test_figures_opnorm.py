@@ -2,7 +2,8 @@
 for min(m, d) > GRAM_MAX it takes ‖D(x)W‖₂ from the core's Lanczos (theory.sim.jacobian.lanczos_top_eig) with
 closed-form matrix–vector products (figures._lanczos_opnorm) instead of the autograd products of
 theory.sim.jacobian.opnorm. This check runs that path on both Gram sides (d ≤ m and m < d) and compares it with
-opnorm's exact method (dense jacrev + SVD) and with opnorm's default method, member by member.
+opnorm's exact method (dense jacrev + SVD) and with opnorm's default method, member by member; and both again at
+Jacobian norms scaled by 2^±30 (fixtures.controls.OPNORM_SCALES), where a stop on an absolute change would fail.
 
 Tolerance: the Lanczos stops when the Kato–Temple estimate puts λ_max = σ² within LANCZOS_TOL = 1e-10 (relative),
 so σ is within 5e-11; 1e-9 leaves a 20× margin (fixtures.wang2024.OPNORM_LANCZOS_TOL)."""
@@ -12,6 +13,7 @@ import pytest
 import torch
 
 from fixtures import wang2024 as fw
+from fixtures.controls import OPNORM_SCALES, opnorm_scale_control
 from theory.papers.wang2024 import figures as F
 from theory.sim import jacobian as jac
 
@@ -26,6 +28,9 @@ def test_figure_lanczos_path_matches_exact_opnorm(record):
         X = torch.randn(10, d, generator=gen, dtype=torch.float64)
         X = X / X.norm(dim=1, keepdim=True)
         lz, it = F._lanczos_opnorm(W, X, fw.RELU)
+        # the same path on c·W, c = 2^±30 (exact in floating point; the ReLU mask is unchanged for c > 0, so
+        # ‖D(x)cW‖₂ = c‖D(x)W‖₂): a stop relative to λ_max is scale-invariant, one on an absolute number is not
+        lz_c = {c: F._lanczos_opnorm(c * W, X, fw.RELU)[0] / c for c in OPNORM_SCALES}
         hid, _ = F.hidden_opnorm(W, X, fw.RELU, budget_bytes=1.0)  # one member per chunk
         for e in range(W.shape[0]):
             f = lambda x, We=W[e]: fw.RELU(We @ x)
@@ -33,7 +38,13 @@ def test_figure_lanczos_path_matches_exact_opnorm(record):
             de = jac.opnorm(f, X)
             gaps = {"figures Lanczos vs exact": float(((lz[e] - ex) / ex).abs().max()),
                     "hidden_opnorm (chunked) vs exact": float(((hid[e] - ex) / ex).abs().max()),
-                    "opnorm default vs exact": float(((de - ex) / ex).abs().max())}
+                    "opnorm default vs exact": float(((de - ex) / ex).abs().max()),
+                    "figures Lanczos on c*W, /c, vs exact (c = 2^±30)":
+                        max(float(((v[e] - ex) / ex).abs().max()) for v in lz_c.values())}
+            if e == 0:  # opnorm's default on c·f against the exact SVD of c·f (fixtures.controls)
+                sctl = opnorm_scale_control(f, X)
+                gaps["opnorm default on c*f vs exact (c = 2^±30)"] = sctl["default (lanczos) vs exact, scaled"]
+                gaps["exact on c*f, /c, vs exact"] = sctl["exact scaled / c vs exact"]
             worst = max(worst, *gaps.values())
             rows.append({"m": m, "d": d, "member": e, "Lanczos iterations (max)": it, **gaps})
     ok = worst <= fw.OPNORM_LANCZOS_TOL

@@ -17,6 +17,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fixtures import controls as ctl_mod
 from fixtures import wang2024 as fw
 from theory.papers.wang2024 import power as pw
 from theory.sim import jacobian as jac
@@ -84,12 +85,27 @@ def test_power_iteration_vs_svd(record, ctx):
                          "Dirichlet energy rel. error (RMS over x)": float(1 - s.pow(2).mean().sqrt() / s1.pow(2).mean().sqrt())})
     # the jvp/vjp route of the paper (core opnorm, method="power", per sample) on 20 inputs of the 3-layer MLP
     f = lambda x: deep.forward(x.unsqueeze(0))[0, 0]
-    sp = jac.opnorm(f, X[:20], method="power", tol=1e-10, generator=record.generator({"jvp": 1}))
+    sp, it1 = jac.opnorm(f, X[:20], method="power", tol=1e-10, generator=record.generator({"jvp": 1}), return_iters=True)
     ex = torch.linalg.matrix_norm(Js["3-layer MLP input Jacobian (10x20)"][:20], ord=2)
     jvp_err = float(((ex - sp) / ex).abs().max())
+    # the same route on c·f (c = 2^±30, exact in binary floating point, Jacobian norms ≈ 1e±9): Algorithm 2's stop on
+    # the relative change is scale-invariant, so the scaled run takes the same iterations and s/c has the same error
+    # (max_iter: two above the unscaled count, so a rule that never stops at the large scale is seen without waiting;
+    # the same generator seed gives the first n_sc samples the same start vectors as the unscaled run)
+    n_sc = 2
+    it1 = it1[:n_sc]
+    scaled = {}
+    for c in ctl_mod.OPNORM_SCALES:
+        s_c, it_c = jac.opnorm(lambda x, c=c: c * f(x), X[:n_sc], method="power", tol=1e-10,
+                               max_iter=int(it1.max()) + 2, generator=record.generator({"jvp": 1}), return_iters=True)
+        scaled[c] = (float(((ex[:n_sc] - s_c / c) / ex[:n_sc]).abs().max()), int((it_c - it1).abs().max()))
+    jvp_err = max(jvp_err, *(e_ for e_, _ in scaled.values()))
+    it_shift = max(d_ for _, d_ in scaled.values())
+    sctl = ctl_mod.opnorm_scale_control(f, X[:20], n=8)
     # the core's default method (batched Lanczos) and its exact method on the same inputs, vs this SVD
     ctl = fw.opnorm_control(f, X[:20], ex)
-    ok = ctl["ok"] and worst_mono <= 4 * ULP and worst_over <= 4 * ULP and worst_ratio <= 1.0 and jvp_err <= 1e-8
+    ok = (ctl["ok"] and sctl["ok"] and it_shift == 0 and worst_mono <= 4 * ULP and worst_over <= 4 * ULP
+          and worst_ratio <= 1.0 and jvp_err <= 1e-8)
     record("holds" if ok else "violated", observed=worst_ratio, bound=1.0, table=rows,
            tightness="max over converged samples (tol 1e-6, q<1/2) of error / (δ_last/((1−(σ₂/σ₁)⁴)(1−q)))",
            config={"N": N, "d": D, "ReLU layer": "m=30, q=0.25", "MLP": "20-40-30-10 He init"},
@@ -102,11 +118,15 @@ def test_power_iteration_vs_svd(record, ctx):
                 f"code's (30 iters, tol 1e-4) it reaches {max(float(errs[(n, 1e-4)].max()) for n in Js):.1e} on samples "
                 f"with σ₂ ≈ σ₁. Stops on a plateau near σ₂ at tol 1e-6 (u₀ ∈ [0,1]^d almost ⊥ top vector; "
                 f"(name, count, max error)): {plateaus}. jvp/vjp route (core opnorm 'power', tol 1e-10) vs SVD: {jvp_err:.1e}; "
-                f"default opnorm (Lanczos) vs exact: {ctl['default (lanczos) vs exact']:.1e}.")
+                f"default opnorm (Lanczos) vs exact: {ctl['default (lanczos) vs exact']:.1e}; on c·f, c = 2^±30: "
+                f"power route max error {max(e_ for e_, _ in scaled.values()):.1e}, iteration shift {it_shift}, "
+                f"default vs exact {sctl['default (lanczos) vs exact, scaled']:.1e}.")
     assert worst_mono <= 4 * ULP and worst_over <= 4 * ULP, (worst_mono, worst_over)
     assert worst_ratio <= 1.0, rows  # two-component bound (module docstring); more components only increase δ
     assert jvp_err <= 1e-8, jvp_err
     assert ctl["ok"], ctl
+    assert it_shift == 0, scaled  # scale invariance of the relative stopping rule (the runs are the same up to c)
+    assert sctl["ok"], sctl
 
 
 @pytest.mark.claim("wang2024/alg-2")
@@ -186,3 +206,68 @@ def test_power_iteration_rejects_printed_and_wrong_estimates(record, ctx):
     assert errs["corrected (tol 1e-12)"] <= 1e-5  # control: the same comparison accepts the corrected reading
     assert bool(((printed - 1).abs() < 1e-12).all())
     assert rejected, errs
+
+
+def _alg2_stops(u0, sig, tol, max_iter, *, relative=True):
+    """Exact stops of Algorithm 2 on J = diag(sig) from u₀, by rational arithmetic: u_k ∝ sig^{2k}⊙u₀, so
+    s_k² = Σa_j sig_j^{4k+4}/Σa_j sig_j^{4k+2}, a_j = u₀_j² (u₀'s floats are exact rationals). Iteration i = k+1
+    returns s_k; the stop is the first i ≥ 2 with |s_k − s_{k−1}|/s_{k−1} < tol (s_k is non-decreasing). Returns
+    {i: s_k²} for the admissible stops: the first i for tol·(1+1e-9) up to the first i for tol·(1−1e-9) (one i
+    unless a change sits within 1e-9 of tol, where rounding in the float comparison may decide either way).
+    ``relative=False``: the wrong rule |s_k − s_{k−1}| < tol (sig then carries the scale c)."""
+    from fractions import Fraction as Fr
+    a = [Fr(float(v)) ** 2 for v in u0]
+    sg = [Fr(float(v)) for v in sig]
+    s2 = lambda k: sum(aj * g ** (4 * k + 4) for aj, g in zip(a, sg)) / sum(aj * g ** (4 * k + 2) for aj, g in zip(a, sg))
+    loose, strict = Fr(tol) * (1 + Fr(1, 10 ** 9)), Fr(tol) * (1 - Fr(1, 10 ** 9))
+    below = (lambda new, old, t: new < (1 + t) ** 2 * old) if relative else \
+        (lambda new, old, t: float(new) ** 0.5 - float(old) ** 0.5 < float(t))
+    old, out = s2(0), {}
+    for i in range(2, max_iter + 1):
+        new = s2(i - 1)
+        if out or below(new, old, loose):
+            out[i] = new
+            if below(new, old, strict):
+                return out
+        old = new
+    return out or {max_iter: new}
+
+
+@pytest.mark.claim("wang2024/alg-2")
+def test_power_route_stops_by_algorithm2_rule(record):
+    """Alg. 2 line 8/15 (stop when the relative change of the estimate is < 10⁻⁶): the core's jvp/vjp route
+    (opnorm method="power", default tol and max_iter, u₀ ~ U[0,1]^d) on the linear map x ↦ c·diag(sig)x with
+    c = 2^-30 (Jacobian norm ≈ 1e-9; exact in floating point) stops at the iteration that exact rational arithmetic
+    on the closed-form trajectory gives, and returns that iterate's estimate (to 1e-12 relative: a few ulps per step
+    of a 3-vector iteration, normalized every step). sig = (1, 1−2⁻⁶, 1−2⁻⁴): slow convergence (≈ 150 iterations).
+    Companion: the same closed form with an absolute-change stop |Δs| < 10⁻⁶ stops at iteration 2, and is rejected."""
+    sig = torch.tensor([1.0, 1 - 2.0 ** -6, 1 - 2.0 ** -4], dtype=torch.float64)
+    c = 2.0 ** -30
+    N = 1  # one sample: each iteration costs a jvp and a vjp (≈ 2 ms here), and this one needs ≈ 150
+    X = torch.zeros(N, 3, dtype=torch.float64)  # the map is linear: its Jacobian does not depend on x
+    s, it = jac.opnorm(lambda x: c * (sig * x), X, method="power", generator=record.generator({"diag": 3}),
+                       return_iters=True)
+    g = record.generator({"diag": 3})
+    u0s = [torch.rand(3, dtype=torch.float64, generator=g) for _ in range(N)]  # Alg. 2 line 3, in sample order
+    rows, ok, rejected = [], True, True
+    for n, u0 in enumerate(u0s):
+        stops = _alg2_stops(u0.tolist(), sig.tolist(), 1e-6, 10_000)
+        wrong = min(_alg2_stops(u0.tolist(), (c * sig).tolist(), 1e-6, 10_000, relative=False))
+        i_n = int(it[n])
+        err = abs(float(s[n]) / c / float(stops[i_n]) ** 0.5 - 1) if i_n in stops else float("inf")
+        ok &= err <= 1e-12
+        rejected &= wrong not in stops
+        rows.append({"sample": n, "opnorm iterations": i_n, "exact stop (rule as printed)": sorted(stops),
+                     "rel. error of returned estimate vs exact iterate": err,
+                     "wrong rule (absolute change) stops at": wrong})
+    observed = max(r["rel. error of returned estimate vs exact iterate"] for r in rows)
+    record("holds" if ok else "violated", observed=observed, bound=1e-12, evidence="identity", table=rows,
+           tightness="opnorm 'power' stops at the exact stop of the printed rule; its estimate vs that exact iterate",
+           note="consistency check of the core's Algorithm 2 route at a Jacobian norm of 2^-30 (the rule is "
+                "scale-invariant; an absolute-change stop is not)")
+    record("holds" if rejected else "violated", role="companion", observed=min(r["wrong rule (absolute change) stops at"]
+                                                                             for r in rows),
+           bound=min(min(r["exact stop (rule as printed)"]) for r in rows),
+           tightness="iteration at which the wrong rule |Δs| < 1e-6 stops (rejected when it is not the printed rule's stop)")
+    assert rejected, rows
+    assert ok, rows
