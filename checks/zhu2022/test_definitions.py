@@ -52,22 +52,34 @@ def test_notation_shapes_and_std_convention(ctx, record):
     assert rejected, p_var
 
 
+# (β₁², β², β_L²) of each scheme as functions of (d, m): LeCun 1/d, 1/m, 1/m; He (and NTK's function) 2/d, 2/m, 2/m;
+# He with the LeCun output layer 2/d, 2/m, 1/m; a gain g: 2/d, 2g²/m, 2g²/m.
+SCHEME_VARIANCES = {"lecun": lambda d, m: (1 / d, 1 / m, 1 / m), "he": lambda d, m: (2 / d, 2 / m, 2 / m),
+                    "he1": lambda d, m: (2 / d, 2 / m, 1 / m), "ntk": lambda d, m: (2 / d, 2 / m, 2 / m),
+                    "beta:1.3": lambda d, m: (2 / d, 2 * 1.3 ** 2 / m, 2 * 1.3 ** 2 / m)}
+
 @pytest.mark.claim("zhu2022/eq-2")
 @pytest.mark.parametrize("scheme", ["lecun", "he", "he1", "beta:1.3"])
 def test_init_variances_and_gamma(ctx, record, scheme):
-    """[W_l]_ij ~ N(0, β_l²) per layer; γ = β√(m/2) (LeCun 1/√2, He 1)."""
+    """[W_l]_ij ~ N(0, β_l²) per layer; γ = β√(m/2) (LeCun 1/√2, He 1). The variances are the schemes' conventional
+    values written here (SCHEME_VARIANCES), not taken from ``schemes.stds``: the production stds must equal them and the
+    drawn weights are tested against them."""
     d, m, L, E = 10, 32, 5, 40
     st_ = schemes.stds(scheme, d, m, L)
+    b1, b, bL = SCHEME_VARIANCES[scheme](d, m)  # the scheme's variances, written apart from schemes.stds
+    ref = [math.sqrt(b1)] + [math.sqrt(b)] * (L - 2) + [math.sqrt(bL)]
+    std_err = max(abs(a / r - 1) for a, r in zip(st_, ref))  # one quotient and one sqrt each: ≤ 2 ulp
     net = schemes.build(E, d, m, L, 1, scheme, generator=record.generator({"s": scheme}), device=ctx.device)
-    p = _variance_pvalues(net, st_)
+    p = _variance_pvalues(net, ref)
     g = schemes.gamma(st_[1], m)
     expect = {"lecun": 1 / math.sqrt(2), "he": 1.0, "he1": 1.0, "beta:1.3": 1.3}[scheme]
     # mutation: a variance off by 10% (e.g. 2/(m+…) conventions) is rejected at this sample size
     p_wrong = _variance_pvalues(net, [s * math.sqrt(1.1) for s in st_])
-    ok = min(p) > VAR_ALPHA / L and abs(g - expect) < 1e-14  # γ: one sqrt and two products, exact to a few ulp
+    ok = min(p) > VAR_ALPHA / L and abs(g - expect) < 1e-14 and std_err <= 1e-15  # γ: one sqrt, two products
     record("holds" if ok else "violated", observed=g, bound=expect, config={"scheme": scheme, "d": d, "m": m, "L": L, "E": E},
            evidence="identity", covers=["variances", "gamma"], false_alarm=VAR_ALPHA,
-           table=[{"layer": l + 1, "std": s, "p": pv, "p(var×1.1)": pw} for l, (s, pv, pw) in enumerate(zip(st_, p, p_wrong))],
+           table=[{"layer": l + 1, "std": s, "std (written here)": r, "p": pv, "p(var×1.1)": pw}
+                  for l, (s, r, pv, pw) in enumerate(zip(st_, ref, p, p_wrong))],
            tightness="γ = β√(m/2) vs its scheme value; per-layer χ² variance tests at Bonferroni level 1e-3/L")
     rejected = min(p_wrong[1:]) < VAR_ALPHA / L  # hidden layers have E·m² entries: power against a 10% error
     record("holds" if rejected else "violated", role="companion", observed=min(p_wrong[1:]), bound=VAR_ALPHA / L, ratio=None,
