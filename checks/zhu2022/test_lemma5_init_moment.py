@@ -65,9 +65,12 @@ def test_lemma5_exact_second_moment(ctx, record, case):
     exact = const * pt.ball_sq_norm(d, EPS)
     stated = const * EPS ** 2
     s = per_layer[-1]
-    mean, (lo, hi) = mean_ci(s, alpha=0.05)
+    # the decision interval from the core's mean_ci at the test's level, and the same z-test written out here: the
+    # two must agree (one quantile, one sqrt, a few sums: 1e-12 relative), so a wrong mean_ci fails this paper check
+    mean, (lo, hi) = mean_ci(s, alpha=LEM5_ALPHA / len(CASES))
     se = s.std(ddof=1) / math.sqrt(len(s))
     z = (mean - exact) / se
+    ci_err = abs((hi - lo) / (2 * Z_CRIT * se) - 1) + abs((hi + lo) / 2 - float(s.mean())) / se
     # cross-check of the masked product against the autograd JVP (same quantity, other code path)
     sub = DeepMLP([w[:5] for w in net.weights], net.act, net.alpha, net.multipliers)
     assert torch.allclose(pt.jacobian_apply(sub, X[:5], U[:5]), pt.masked_products(sub, X[:5], U[:5])[-1],
@@ -80,13 +83,14 @@ def test_lemma5_exact_second_moment(ctx, record, case):
     wrong = {"no 1/2": 2 * exact, "gamma^(2(L-1))": exact * g ** 2, "E|u|^2 = d/(d+1) eps^2": const * d / (d + 1) * EPS ** 2,
              "E|u|^2 = eps^2 (the stated bound as equality)": stated}
     zw = {k: (mean - v) / se for k, v in wrong.items()}
-    ok = abs(z) < Z_CRIT and mean <= stated
+    ok = lo < exact < hi and abs(z) < Z_CRIT and mean <= stated and ci_err < 1e-12
     # each case is its own test: its two-sided z-test runs at LEM5_ALPHA/4 (normal approximation of the MC mean)
     record("holds" if ok else "violated", observed=mean, bound=stated, ratio=mean / stated, false_alarm=LEM5_ALPHA / len(CASES),
            covers=["value", "layer recursion"] + (["narrow/deep"] if m <= 4 else []),
            tightness=f"MC/stated = {mean / stated:.4f}; exact/stated = d/(d+2) = {d / (d + 2):.4f}",
            config={"d": d, "m": m, "o": o, "L": L, "scheme": scheme, "E": E, "N": N, "eps": EPS},
-           hypotheses={"95% CI": [lo, hi], "exact": exact, "z": z},
+           hypotheses={f"{1 - LEM5_ALPHA / len(CASES):.6f} CI (mean_ci)": [lo, hi], "exact": exact, "z": z,
+                       "mean_ci vs the z-test written here (relative)": ci_err},
            table=[{"layer": l + 1, "MC E|t_l|^2": a, "exact": b, "z": zz} for l, (a, b, zz) in enumerate(zip(rec_mc, rec_exact, rec_z))]
            + [{"mutation": k, "z": v} for k, v in zw.items()],
            series={"layer recursion": {"x": list(range(1, L + 1)), "y": rec_mc, "xlabel": "layer l",
