@@ -242,3 +242,72 @@ def test_setup_rejects_bad_input(ctx, record):
         ks.make_data(ks.C0_L.replace(p=0.2))
     record("holds" if len(msgs) == len(bad) else "violated", observed=len(msgs) + 4, bound=len(bad) + 4,
            tightness="bad configurations refused with a ValueError (count)", note="; ".join(msgs[:4]))
+
+
+def _events_reference(W0, X, y, s0, delta, R_max):
+    """Lemma A.1 and A.2's events written here in numpy from their statements, apart from setup.init_events:
+    A.1: every ‖w_{j,r}(0)‖² ∈ [σ₀²d/2, 3σ₀²d/2] and every |⟨w_{j,r}(0), x_i⟩| ≤ √(2 log(8mn/δ))·σ₀R_max;
+    A.2 (ReLU): 0.4m ≤ |S_i^(0)| ≤ 0.6m for every i, S_i^(0) = {r : ⟨w_{y_i,r}(0), x_i⟩ > 0} (class index 0 is j = +1)."""
+    W0, X, y = (np.asarray(t.detach().cpu(), float) for t in (W0, X, y))
+    E, _, m, d = W0.shape
+    n = X.shape[0]
+    a1, a2 = np.zeros(E, bool), np.zeros(E, bool)
+    for e in range(E):
+        nrm = (W0[e] ** 2).sum(-1)
+        ip = np.abs(W0[e] @ X.T).max()
+        a1[e] = (nrm.min() >= 0.5 * s0 ** 2 * d and nrm.max() <= 1.5 * s0 ** 2 * d
+                 and ip <= math.sqrt(2 * math.log(8 * m * n / delta)) * s0 * R_max)
+        S = [int((W0[e, 0 if y[i] > 0 else 1] @ X[i] > 0).sum()) for i in range(n)]
+        a2[e] = min(S) >= 0.4 * m and max(S) <= 0.6 * m
+    return a1, a2
+
+
+@pytest.mark.claim("kou2023/def-B.2")
+def test_init_events_match_their_definition(ctx, record):
+    """The events every Kou hypothesis report checks (``setup.init_events``: Lemma A.1 norms and inner products, Lemma
+    A.2 active-set sizes, on which the appendix proofs are conditioned) against their definitions written here
+    (:func:`_events_reference`), on random draws and on members moved just across each boundary: one row's squared
+    norm set to 0.49, 0.51, 1.49 or 1.51 × σ₀²d, one inner product to 0.99 or 1.01 × its limit, and an active set of
+    size 0.35m or 0.5m. A member counts inside only on the events, so an event evaluated with a wrong constant would
+    put runs inside the hypotheses that are not (or the reverse)."""
+    cfg = ks.C0_R.replace(E=12)
+    data = ks.make_data(cfg, ctx.generator("kou2023/def-B.2", cfg.key("events")), device=ctx.device)
+    # members drawn on the events (setup's own rejection sampling), then each moved across one boundary only
+    net = ks.make_net(cfg, data, ctx.generator("kou2023/def-B.2", cfg.key("events-init")), on_events=True)
+    W = net.W.clone()
+    s0, d, m, n = cfg.sigma0, cfg.d, cfg.m, cfg.n
+    lim = math.sqrt(2 * math.log(8 * m * n / cfg.delta)) * s0 * data.stats.R_max
+    moved = {}
+    for e, f in zip(range(0, 4), (0.49, 0.51, 1.49, 1.51)):  # one row's squared norm across [½, 3/2]·σ₀²d
+        W[e, 0, 0] *= math.sqrt(f * s0 ** 2 * d) / W[e, 0, 0].norm()
+        moved[e] = f"‖w‖² = {f}·σ₀²d"
+    for e, f in zip(range(4, 6), (0.99, 1.01)):  # one inner product across its limit; the norm kept at σ₀²d
+        x0 = data.X[0] / data.X[0].norm()
+        c = f * lim / float(data.X[0].norm())  # component along x̂_0 giving ⟨w, x_0⟩ = f·limit
+        w = W[e, 1, 1]
+        perp = w - (w @ x0) * x0
+        W[e, 1, 1] = perp * math.sqrt(s0 ** 2 * d - c ** 2) / perp.norm() + c * x0
+        moved[e] = f"⟨w, x_0⟩ = {f}·limit"
+    for e, frac in zip(range(6, 8), (0.35, 0.5)):  # the active set of x_0 at 0.35m (outside A.2) or 0.5m (inside)
+        j = 0 if data.y[0] > 0 else 1
+        k = int(round(frac * m))
+        z = W[e, j] @ data.X[0]
+        sign = torch.where(torch.arange(m, device=W.device) < k, 1.0, -1.0).to(W.dtype)
+        W[e, j] = W[e, j] - torch.outer((z - sign * z.abs()) / (data.X[0] @ data.X[0]), data.X[0])
+        moved[e] = f"|S_0| = {k} = {frac}m"
+    ev = ks.init_events(cfg, data, W, np.full(cfg.E, s0))
+    a1, a2 = _events_reference(W, data.X, data.y, s0, cfg.delta, data.stats.R_max)
+    rows = [{"member": e, "moved": moved.get(e, "random draw"), "A1 (init_events)": bool(ev["A1"][e]),
+             "A1 (definition)": bool(a1[e]), "A2 (init_events)": bool(ev["A2"][e]), "A2 (definition)": bool(a2[e])}
+            for e in range(cfg.E)]
+    agree = all(r["A1 (init_events)"] == r["A1 (definition)"] and r["A2 (init_events)"] == r["A2 (definition)"] for r in rows)
+    # the boundary members really sit on both sides (else the comparison could not tell a wrong constant)
+    sides = {bool(a1[0]), bool(a1[1])} == {False, True} and {bool(a1[2]), bool(a1[3])} == {False, True} \
+        and {bool(a1[4]), bool(a1[5])} == {False, True} and {bool(a2[6]), bool(a2[7])} == {False, True}
+    record("holds" if agree and sides else "violated", evidence="identity", observed=sum(
+        r["A1 (init_events)"] != r["A1 (definition)"] or r["A2 (init_events)"] != r["A2 (definition)"] for r in rows),
+           bound=0, table=rows, config={"cfg": cfg.key(), "members": cfg.E},
+           tightness="# members where the hypothesis report's events differ from their definitions",
+           note="random draws and members moved across each boundary of Lemmas A.1 and A.2")
+    assert sides, rows
+    assert agree, rows
