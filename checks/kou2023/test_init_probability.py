@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import scipy.stats as st
 import torch
 
 from fixtures import data as fdata
@@ -92,13 +93,18 @@ def test_a2_active_set_sizes(ctx, record):
     gen = record.generator({"A2": 1})
     X = _X(100, gen, ctx)
     G, y = X @ X.T, fdata.balanced_labels(N, device=ctx.device)
-    rows, ok = [], True
+    rows, ok, pin_err = [], True, 0.0
     for m in (20, 100, m_thr, 400):
         f = ip.a2_failures(G, y, m, draws, generator=gen)
         t = failure_rate_test(int(f.sum()), draws, DELTA, ALPHA)
         inside = m >= m_thr
+        # the Hoeffding value from its derivation, written here: |S_i^(0)| ~ Bin(m, ½) for each i, deviation t = 0.1 of
+        # the mean gives 2e^{−2mt²} per i, a union over the N inputs; and the exact binomial union bound beside it
+        hoeff_here = min(1.0, N * 2 * math.exp(-2 * m * 0.1 ** 2))
+        exact_union = min(1.0, N * float(st.binom.cdf(math.ceil(0.4 * m) - 1, m, 0.5) + st.binom.sf(math.floor(0.6 * m), m, 0.5)))
+        pin_err = max(pin_err, abs(ip.a2_hoeffding(m, N) / hoeff_here - 1))
         rows.append({"m": m, "fail_rate": t.rate, "upper": t.upper, "hoeffding": ip.a2_hoeffding(m, N),
-                     "inside": inside, "rejects": t.rejects})
+                     "exact binomial union bound": exact_union, "inside": inside, "rejects": t.rejects})
         ok &= not (inside and t.rejects)
         # Hoeffding is a valid bound at every m: it must not be rejected either
         th = failure_rate_test(int(f.sum()), draws, min(ip.a2_hoeffding(m, N), 1 - 1e-12), ALPHA)
@@ -108,8 +114,10 @@ def test_a2_active_set_sizes(ctx, record):
     record("holds" if ok else "violated", observed=at["fail_rate"], bound=DELTA, false_alarm=judged * ALPHA,
            config={"n": N, "delta": DELTA, "draws": draws, "alpha": ALPHA, "m_threshold": m_thr}, table=rows,
            tightness=f"at m={m_thr}: empirical {at['fail_rate']:.4f} vs δ={DELTA} vs Hoeffding {at['hoeffding']:.3f}",
+           hypotheses={"Hoeffding value vs its derivation written here (relative)": pin_err},
            note="m=20, 100 are outside the lemma's width condition (reported, not judged); the cheap "
                 "training configs (m=20-40) therefore use c'=m/min|S_i| instead of 2.5")
+    assert pin_err <= 1e-14, pin_err  # one exp and two products
     assert ok
 
 
