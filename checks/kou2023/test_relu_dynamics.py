@@ -300,3 +300,32 @@ def test_relu_balance_trend_over_n_m(ctx, record):
            tightness=f"min over (n, m) of ĉ (grid minima); max/min = {max(cs) / min(cs):.3f}",
            config={"grid": grid, "steps": steps})
     assert ok, rows
+
+
+@pytest.mark.claim("kou2023/lem-5.5")
+def test_limit_extrapolation_recovers_a_known_limit(record):
+    """The production extrapolation behind the balance limits (:func:`limit_fit`, ``stable_rank.limit_log_poly``) on
+    curves of exactly its model, y = L∞ + b₁x + b₂x² with x = 1/(log t + s), on a geometric grid like the runs':
+    it must return L∞ to 1e-9 (relative; OLS on ≤ 60 points of O(1) values) with a truncation estimate ≤ 1e-9; and a
+    cubic curve (outside the model) must show a truncation estimate of the size of its actual intercept error (within
+    a factor 10), so the model error the balance rule counts against the limit is real."""
+    t = np.unique(np.round(np.geomspace(1, 2e5, 60)))
+    rows, worst = [], 0.0
+    for L, b1, b2, s in ((0.22, -0.9, 1.7, -3.0), (1.0, 2.0, -5.0, 0.5), (0.05, 0.3, 0.0, 2.0)):
+        keep = np.log(t) + s > 0.5
+        x = 1 / (np.log(t[keep]) + s)
+        y = L + b1 * x + b2 * x ** 2
+        Lh, se, trunc = limit_fit(t[keep], y, s)
+        err = abs(Lh / L - 1)
+        worst = max(worst, err, trunc / abs(L))
+        rows.append({"L_inf": L, "b1": b1, "b2": b2, "shift": s, "fitted": Lh, "rel err": err, "truncation": trunc})
+    y3 = 0.3 + 0.5 * x - 0.4 * x ** 2 + 2.0 * x ** 3  # last shift's x
+    L3, _, tr3 = limit_fit(t[keep], y3, 2.0)
+    ratio = tr3 / abs(L3 - 0.3)
+    rows.append({"cubic curve L_inf": 0.3, "fitted": L3, "actual error": abs(L3 - 0.3), "truncation estimate": tr3})
+    ok = worst <= 1e-9 and 0.1 <= ratio <= 10
+    record("holds" if ok else "violated", evidence="identity", observed=worst, bound=1e-9, table=rows,
+           tightness="max relative error of the extrapolated limit on curves of the fit's own model",
+           note=f"on a cubic curve the truncation estimate is {ratio:.2f}× the actual intercept error")
+    assert worst <= 1e-9, rows
+    assert 0.1 <= ratio <= 10, rows

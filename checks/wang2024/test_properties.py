@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.stats as st
 import torch
 
 from fixtures import wang2024 as fw
@@ -341,11 +342,14 @@ def test_prop2_speed_vs_weight_norm(record, ctx):
     R = _prop2_grid(ctx)
     gen = record.generator({"perm": 1})
     rs, p = pr.spearman_permutation((1 / R["Q0"]).numpy(), R["V"].numpy(), n_perm=20000, generator=gen)
+    # the statistic against scipy's Spearman (an independent implementation): the correlation of the ranks, 1e-12
+    rs_scipy = float(st.spearmanr((1 / R["Q0"]).numpy(), R["V"].numpy()).statistic)
     rows = _cell_rows(R)
     num = np.array([r["numerator S(1-(a^T v)^2) (mean over tau<=1)"] for r in rows])
     invq = np.array([r["1/|W(0)|^2 (median)"] for r in rows])
-    ok = rs > 0 and p < ALPHA2
+    ok = rs > 0 and p < ALPHA2 and abs(rs - rs_scipy) <= 1e-12
     record("holds" if ok else "violated", observed=rs, bound=0.0, tightness=f"Spearman r_s(V, 1/‖W(0)‖²) (permutation p = {p:.1e}, α = {ALPHA2})",
+           hypotheses={"r_s vs scipy.stats.spearmanr": abs(rs - rs_scipy)},
            config={"d": D1, "n": 200, "eta": ETA2, "tau": 1.0, "ms": R["ms"], "qs": R["qs"], "seeds": R["seeds"],
                    "alpha": ALPHA2, "permutations": 20000},
            table=rows, series={"V vs 1/|W(0)|^2": {"x": (1 / R["Q0"]).tolist(), "y": R["V"].tolist(),
