@@ -176,13 +176,22 @@ def test_prop1_linear_saturation_level_f1(record, ctx):
     assert not ok_wrong, fit_w  # companion: the wrong limit ϱ_∞ = 1 is rejected
 
 
+# separation of the separable-data case: at 0.5 one draw in 40 was not separable (seed 14); at 0.7 and 1.0 none of 40.
+# A draw that is not separable is reported as outside the check's precondition (never re-drawn).
+SEP_SEPARABLE = 1.0
+
+
 @pytest.mark.claim("wang2024/prop-1")
 def test_prop1_linear_separable_tends_to_one(record, ctx):
-    """Separable data (mixture, separation 0.5, d = 20, n = 400; separability certified by an LP, no finite w*): ‖w(τ)‖ grows like log τ
+    """Separable data (mixture, separation SEP_SEPARABLE, d = 20, n = 400; separability certified by an LP, no finite w*): ‖w(τ)‖ grows like log τ
     and 1 − ϱ(τ) → 0 along a power law in τ (fitted over τ ∈ [10², 5·10³], CI of the exponent < 0)."""
     gen = ctx.generator("wang2024/prop-1", {"data": "separable"})
-    X, y, _, _ = fw.mixture(N1, 10, D1, generator=gen, separation=0.5)
-    assert pr.is_separable(X, y)
+    X, y, _, _ = fw.mixture(N1, 10, D1, generator=gen, separation=SEP_SEPARABLE)
+    if not pr.is_separable(X, y):  # the check's precondition failed at this draw: reported, never re-drawn
+        record("not-applicable", reading="outside-hypotheses", observed=None, bound=None,
+               config={"d": D1, "n": N1, "separation": SEP_SEPARABLE},
+               note="precondition not met at this draw: the LP finds the mixture not linearly separable; no verdict")
+        return
     cells = _init_cells(gen, [16, 64, 256], [0.0, 0.25], 2, D1)
     state = [torch.cat(t) for t in zip(*(pr.f1_state(W0, a) for W0, a, _ in cells.values()))]
     grid = train.geometric_grid(LONG, 20)
@@ -197,7 +206,7 @@ def test_prop1_linear_separable_tends_to_one(record, ctx):
     ok = fit.ci[1] < 0 and fw_log.slope_ci[0] > 0 and decreasing
     record("holds" if ok else "violated", observed=fit.exponent, bound=0.0, tightness="fitted exponent of median 1 − ϱ(τ) in τ (< 0: → 1)",
            covers=["linear model: saturation"],
-           config={"d": D1, "n": N1, "separation": 0.5, "eta": ETA1, "horizon steps": LONG},
+           config={"d": D1, "n": N1, "separation": SEP_SEPARABLE, "eta": ETA1, "horizon steps": LONG},
            table=[{"1-varrho at tau=1e2/1e3/5e3": [float(one_minus[np.argmin(abs(taus - t))]) for t in (100, 1000, 5000)],
                    "exponent": fit.exponent, "99% CI": list(fit.ci), "|w| per log tau": fw_log.slope}],
            series={"median 1 - varrho (separable)": {"x": taus[1:].tolist(), "y": one_minus[1:].tolist(), "xlabel": "τ",
