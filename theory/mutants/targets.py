@@ -9,6 +9,7 @@ more checks than strictly needed, never fewer.
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 
 from ..coverage import paper_check_dirs
@@ -64,10 +65,16 @@ def ranked_check_files(root: pathlib.Path, levels: dict[str, int], seconds: dict
     files = check_files(root, set(levels))
 
     def level(f: str) -> int:
-        names = set(levels) & _mentions(ast.parse((root / f).read_text(encoding="utf-8")))
+        names = set(levels) & _file_names(root / f)
         return min((levels[n] for n in names), default=len(levels))
 
     return sorted(files, key=lambda f: (level(f), (seconds or {}).get(f, 60.0), f))
+
+
+@functools.lru_cache(maxsize=None)
+def _file_names(path: pathlib.Path) -> frozenset:
+    """The names a source file mentions (parsed once per audit, however many mutants select it)."""
+    return frozenset(_mentions(ast.parse(path.read_text(encoding="utf-8"))))
 
 
 def check_files(root: pathlib.Path, names: set[str]) -> list[str]:
@@ -76,11 +83,10 @@ def check_files(root: pathlib.Path, names: set[str]) -> list[str]:
     out = []
     for d in paper_check_dirs(root / "checks"):
         files = sorted(d.glob("*.py"))
-        hit_helpers = any(f.name.startswith("_") and f.name != "__init__.py" and names & _mentions(ast.parse(f.read_text()))
-                          for f in files)
+        hit_helpers = any(f.name.startswith("_") and f.name != "__init__.py" and names & _file_names(f) for f in files)
         for f in files:
             if not f.name.startswith("test_"):
                 continue
-            if hit_helpers or names & _mentions(ast.parse(f.read_text(encoding="utf-8"))):
+            if hit_helpers or names & _file_names(f):
                 out.append(str(f.relative_to(root)))
     return out
