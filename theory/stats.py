@@ -76,6 +76,30 @@ def rank_trend(x, y, alpha: float = 0.01, alternative: str = "greater"):
     return float(r.statistic), float(r.pvalue), bool(r.pvalue < alpha)
 
 
+def spearman_permutation(x, y, *, n_perm: int, seed: int, alternative: str = "greater"):
+    """Spearman r_s of (x, y) and its one-sided permutation p-value (``greater``: H1 r_s > 0; ``less``: H1 r_s < 0).
+
+    scipy.stats.permutation_test over pairings (y's order permuted against x), ``n_perm`` seeded draws, so
+    p = (1 + #{perm: r_s(perm) as extreme}) / (1 + n_perm) ≥ 1/(n_perm + 1): the declared level must exceed it.
+    Ties get average ranks; r_s is the correlation of the ranks. Returns (r_s, p).
+    """
+    x, y = np.asarray(x, float).ravel(), np.asarray(y, float).ravel()
+    if x.shape != y.shape or x.size < 4 or n_perm < 1:
+        raise ValueError(f"spearman_permutation needs ≥4 paired values and n_perm ≥ 1, got {x.shape}, {y.shape}, {n_perm}")
+    if alternative not in ("greater", "less"):
+        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
+
+    def unit(r):
+        r = r - r.mean()
+        return r / np.linalg.norm(r)
+
+    rx, ry = unit(st.rankdata(x)), unit(st.rankdata(y))
+    res = st.permutation_test((ry,), lambda v, axis=-1: (v * rx).sum(axis), permutation_type="pairings",
+                              n_resamples=n_perm, alternative=alternative, vectorized=True,
+                              random_state=np.random.default_rng(seed))
+    return float(res.statistic), float(res.pvalue)
+
+
 def mean_ci(samples, alpha: float = 0.01):
     """Mean and a (1-alpha) normal-approximation confidence interval."""
     s = np.asarray(samples, float)

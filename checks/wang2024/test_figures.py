@@ -38,6 +38,7 @@ import torch
 
 from fixtures import wang2024 as fw
 from theory import ClaimViolation, assert_claim
+from theory import stats
 from theory.papers.wang2024 import figures as F
 
 ETA, STEPS = 0.25, 80
@@ -269,7 +270,7 @@ def _q_sel(R, q):
 def _fig1_stats(ctx, act, rob=None, data="digits"):
     A = _flat(ctx, act, lambda R: R.energy, data)
     Rb = _flat(ctx, act, lambda R: R.rob_acc, data)[:, 2] if rob is None else rob
-    rs, p = F.spearman_permutation(A[:, 2], Rb, n_perm=N_PERM, seed=ctx.seed, alternative="less")
+    rs, p = stats.spearman_permutation(A[:, 2], Rb, n_perm=N_PERM, seed=ctx.seed, alternative="less")
     wid = F.stratified_kendall(np.log2(A[:, 0]), Rb, A[:, 1], n_perm=N_PERM, seed=ctx.seed)
     return rs, p, wid, A, Rb
 
@@ -324,17 +325,6 @@ def test_fig1_energy_vs_robust_accuracy_paper_sgd(record, ctx):
     _fig1_energy(record, ctx, "mnist")
 
 
-def _kendall_S(x, y, strata):
-    """Pooled within-stratum Kendall S = Σ_strata Σ_{i<j} sign(x_i − x_j)·sign(y_i − y_j) (the statistic of
-    F.stratified_kendall, written here for choosing an unrelated grid)."""
-    x, y, g = np.asarray(x, float), np.asarray(y, float), np.asarray(strata)
-    out = 0.0
-    for s in dict.fromkeys(g.tolist()):
-        ix = np.flatnonzero(g == s)
-        out += float((np.sign(x[ix][:, None] - x[ix][None, :]) * np.sign(y[ix][:, None] - y[ix][None, :])).sum()) / 2
-    return out
-
-
 def _unrelated(y, stats, seed: int, tries: int = 64):
     """A grid deliberately unrelated to the axes, for the 'a shuffled grid is not significant' companions: of ``tries``
     seeded permutations of y, the one whose largest |statistic| (each function of ``stats`` maps a permuted y to a
@@ -354,9 +344,9 @@ def _unrelated(y, stats, seed: int, tries: int = 64):
 def _fig1_correlation_companion(record, ctx, data):
     A = _flat(ctx, "relu", lambda R: R.energy, data)
     Rb = _flat(ctx, "relu", lambda R: R.rob_acc, data)[:, 2]
-    _, p_rev = F.spearman_permutation(A[:, 2], Rb, n_perm=N_PERM, seed=ctx.seed, alternative="greater")
+    _, p_rev = stats.spearman_permutation(A[:, 2], Rb, n_perm=N_PERM, seed=ctx.seed, alternative="greater")
     shuf = _unrelated(Rb, [lambda yy: st.spearmanr(A[:, 2], yy).statistic], 1000 + ctx.seed)
-    rs_sh, p_sh = F.spearman_permutation(A[:, 2], shuf, n_perm=N_PERM, seed=ctx.seed, alternative="less")
+    rs_sh, p_sh = stats.spearman_permutation(A[:, 2], shuf, n_perm=N_PERM, seed=ctx.seed, alternative="less")
     rejected = p_rev >= ALPHA and p_sh >= ALPHA
     record("holds" if rejected else "violated", role="companion", observed=min(p_rev, p_sh), bound=ALPHA,
            tightness="smallest permutation p of a wrong version (rejected when ≥ α)",
@@ -602,7 +592,7 @@ def _fig3_speed(ctx, act, data, sign=1.0, shuffle=False):
     A = _flat(ctx, act, speed, data)
     y = A[:, 2]
     if shuffle:
-        y = _unrelated(y, [lambda yy: _kendall_S(np.log2(A[:, 0]), yy, A[:, 1])], 2000 + ctx.seed)
+        y = _unrelated(y, [lambda yy: F.kendall_S(np.log2(A[:, 0]), yy, A[:, 1])], 2000 + ctx.seed)
     return F.stratified_kendall(sign * np.log2(A[:, 0]), y, A[:, 1], n_perm=N_PERM, seed=ctx.seed)
 
 
@@ -718,7 +708,7 @@ def test_fig4_relu_accuracy_vs_varrho(record, ctx):
     width, pooled p < 0.01)."""
     rows, X = [], []
     for m, R in grid(ctx, "relu").items():
-        rs, p = F.spearman_permutation(R.varrho[-1].numpy(), R.acc.numpy(), n_perm=N_PERM, seed=ctx.seed,
+        rs, p = stats.spearman_permutation(R.varrho[-1].numpy(), R.acc.numpy(), n_perm=N_PERM, seed=ctx.seed,
                                        alternative="less")
         rows.append({"m": m, "Spearman(acc, varrho)": rs, "p (H1: < 0)": p,
                      "acc per q": [round(float(R.acc[_q_sel(R, q)].mean()), 4) for q in R.qs],
@@ -741,7 +731,7 @@ def test_fig4_wide_accuracy_drops_with_varrho(record, ctx):
     ϱ from the confound, the 10-class Gaussian-head variant at matched effective step η·m^{2q}."""
     m = max(grid(ctx, "relu"))
     R = grid(ctx, "relu")[m]
-    rs, p = F.spearman_permutation(R.varrho[-1].numpy(), R.acc.numpy(), n_perm=N_PERM, seed=ctx.seed, alternative="less")
+    rs, p = stats.spearman_permutation(R.varrho[-1].numpy(), R.acc.numpy(), n_perm=N_PERM, seed=ctx.seed, alternative="less")
     accs = [round(float(R.acc[_q_sel(R, q)].mean()), 3) for q in R.qs]
     rhos = [round(float(R.varrho[-1][_q_sel(R, q)].mean()), 3) for q in R.qs]
     record("not-applicable", observed=rs, bound=0.0, config=_config(ctx, width=m, n_perm=N_PERM),
@@ -761,8 +751,8 @@ def _fig6_tests(ctx, act, data="digits", *, sign=1.0, shuffle=False, lines=False
     A = _flat(ctx, act, lambda R: R.varrho[-1] - R.varrho[0], data)
     y = A[:, 2]
     if shuffle:
-        y = _unrelated(y, [lambda yy: _kendall_S(np.log2(A[:, 0]), yy, A[:, 1]),
-                           lambda yy: _kendall_S(A[:, 1], yy, A[:, 0])], 3000 + ctx.seed)
+        y = _unrelated(y, [lambda yy: F.kendall_S(np.log2(A[:, 0]), yy, A[:, 1]),
+                           lambda yy: F.kendall_S(A[:, 1], yy, A[:, 0])], 3000 + ctx.seed)
     width = F.stratified_kendall(sign * np.log2(A[:, 0]), y, A[:, 1], n_perm=N_PERM, seed=ctx.seed)
     qax = F.stratified_kendall(sign * A[:, 1], y, A[:, 0], n_perm=N_PERM, seed=ctx.seed)
     if lines:
@@ -869,7 +859,7 @@ def _level_trend(ctx, act, data, stat, *, sign=-1.0, shuffle=False):
     A = _flat(ctx, act, stat, data)
     y = A[:, 2]
     if shuffle:
-        y = _unrelated(y, [lambda yy: _kendall_S(np.log2(A[:, 0]), yy, A[:, 1])], 4000 + ctx.seed)
+        y = _unrelated(y, [lambda yy: F.kendall_S(np.log2(A[:, 0]), yy, A[:, 1])], 4000 + ctx.seed)
     return F.stratified_kendall(sign * np.log2(A[:, 0]), y, A[:, 1], n_perm=N_PERM, seed=ctx.seed)
 
 

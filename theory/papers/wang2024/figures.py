@@ -284,22 +284,6 @@ def kendall_trend(x, y, alpha: float = 0.01, alternative: str = "greater"):
     return float(r.statistic), float(r.pvalue), bool(r.pvalue < alpha)
 
 
-def spearman_permutation(x, y, *, n_perm: int, seed: int, alternative: str = "less"):
-    """Spearman ρ_s of (x, y) with a permutation p-value (one-sided; ``less``: H1 ρ_s < 0).
-
-    p = (1 + #{perm: ρ_s(perm) as extreme}) / (1 + n_perm), so p ≥ 1/(n_perm + 1): the declared level must exceed it.
-    """
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if x.shape != y.shape or x.size < 4 or n_perm < 1:
-        raise ValueError("spearman_permutation needs ≥4 paired points and n_perm ≥ 1")
-    rx, ry = st.rankdata(x), st.rankdata(y)
-    obs = float(np.corrcoef(rx, ry)[0, 1])
-    rng = np.random.default_rng(seed)
-    perms = np.array([np.corrcoef(rx, ry[rng.permutation(ry.size)])[0, 1] for _ in range(n_perm)])
-    hits = (perms <= obs + 1e-12) if alternative == "less" else (perms >= obs - 1e-12)
-    return obs, float((1 + hits.sum()) / (1 + n_perm))
-
-
 def nondecreasing_fraction(series: torch.Tensor, *, tol: float = 0.0) -> torch.Tensor:
     """Fraction of recorded increments ϱ(k_{j+1}) − ϱ(k_j) ≥ −tol along the first axis: (E,)."""
     if series.shape[0] < 2:
@@ -329,6 +313,16 @@ def flip_bound(w_ref: torch.Tensor, radius: torch.Tensor, Xe: torch.Tensor) -> t
     return ((Xe @ w_ref).abs() <= radius.unsqueeze(-1) * Xe.norm(dim=-1)).to(Xe.dtype).mean(-1)
 
 
+def kendall_S(x, y, strata) -> float:
+    """Pooled within-stratum Kendall S = Σ_strata Σ_{i<j} sign(x_i − x_j)·sign(y_i − y_j)."""
+    x, y, g = np.asarray(x, float), np.asarray(y, float), np.asarray(strata)
+    out = 0.0
+    for s in dict.fromkeys(g.tolist()):
+        ix = np.flatnonzero(g == s)
+        out += float((np.sign(x[ix][:, None] - x[ix][None, :]) * np.sign(y[ix][:, None] - y[ix][None, :])).sum()) / 2
+    return out
+
+
 def stratified_kendall(x, y, strata, *, n_perm: int, seed: int, alpha: float = 0.01):
     """Kendall trend of y in x within each stratum (e.g. along width at each fixed q), pooled.
 
@@ -342,19 +336,14 @@ def stratified_kendall(x, y, strata, *, n_perm: int, seed: int, alpha: float = 0
     groups = [np.flatnonzero(g == s) for s in dict.fromkeys(g.tolist())]
     if any(len(ix) < 3 for ix in groups):
         raise ValueError("every stratum needs ≥3 points")
-    sx = [np.sign(x[ix][:, None] - x[ix][None, :]) for ix in groups]
-
-    def S(yy):
-        return sum(float((a * np.sign(yy[ix][:, None] - yy[ix][None, :])).sum()) / 2 for a, ix in zip(sx, groups))
-
-    obs = S(y)
+    obs = kendall_S(x, y, g)
     rng = np.random.default_rng(seed)
     hits = 0
     for _ in range(n_perm):
         yp = y.copy()
         for ix in groups:
             yp[ix] = y[rng.permutation(ix)]
-        hits += S(yp) >= obs - 1e-9
+        hits += kendall_S(x, yp, g) >= obs - 1e-9
     p = (1 + hits) / (1 + n_perm)
     per = {s: float(st.kendalltau(x[ix], y[ix]).statistic) for s, ix in zip(dict.fromkeys(g.tolist()), groups)}
     return dict(per=per, S=obs, p=float(p), significant=bool(p < alpha))

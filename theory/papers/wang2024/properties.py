@@ -151,26 +151,3 @@ def rise_shape(v: torch.Tensor, eta: float, *, tau0: float = 0.5, late: float = 
     ok = rise > 0 and down <= MOSTLY_UP and early <= EARLY and abs(ratio) <= SATURATED and decline <= DECLINE
     return dict(ok=bool(ok), rise=rise, k95=k95, early=early, down=down, frac_up_rise=frac, slope_ratio=ratio, decline=decline,
                 tau_peak=int(v.argmax()) * eta, frac_up_after_tau0=float(st["frac_up"][0]))
-
-
-def spearman_permutation(x, y, *, n_perm: int = 20000, generator: torch.Generator | None = None,
-                         alternative: str = "greater"):
-    """Spearman rank correlation r_s of y with x and its permutation p-value (Monte Carlo, n_perm draws).
-
-    p = (1 + #{perm: r_perm ≥ r_s}) / (1 + n_perm) for ``greater`` (≤ for ``less``); ties get average ranks.
-    """
-    from scipy.stats import rankdata
-
-    x, y = np.asarray(x, float).ravel(), np.asarray(y, float).ravel()
-    if x.shape != y.shape or x.size < 4:
-        raise ValueError(f"need ≥4 paired values, got {x.shape}, {y.shape}")
-    if alternative not in ("greater", "less"):
-        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
-    rx, ry = rankdata(x), rankdata(y)
-    rx, ry = (rx - rx.mean()) / np.linalg.norm(rx - rx.mean()), (ry - ry.mean()) / np.linalg.norm(ry - ry.mean())
-    rs = float(rx @ ry)
-    g = generator if generator is not None else torch.Generator().manual_seed(0)
-    perms = torch.argsort(torch.rand(n_perm, x.size, generator=g, device=g.device), dim=1).cpu().numpy()
-    null = ry[perms] @ rx
-    hits = (null >= rs - 1e-12).sum() if alternative == "greater" else (null <= rs + 1e-12).sum()
-    return rs, float((1 + hits) / (1 + n_perm))
