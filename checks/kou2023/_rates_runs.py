@@ -67,14 +67,24 @@ def relu_c0r_config(ctx, p: float) -> ks.KouConfig:
                     full=ks.C0_R.replace(E=5, steps=1_000_000, p=p, grid_points=80))
 
 
-@functools.lru_cache(maxsize=4)
-def _relu_c0r(key, ctx, p):
+def _relu_c0r_setup(ctx, p):
     cfg = relu_c0r_config(ctx, p)
     data = ks.make_data(cfg, ctx.generator("kou2023/lem-G.1", cfg.key()), device=ctx.device)
     net = ks.make_net(cfg, data, ctx.generator("kou2023/lem-G.1", cfg.key("init")), on_events=True)
-    return ks.simulate(cfg, data, net, observe=OBS)
+    return cfg, data, net
+
+
+@functools.lru_cache(maxsize=4)
+def _relu_c0r(key, ctx, p):
+    return ks.simulate(*_relu_c0r_setup(ctx, p), observe=OBS)
 
 
 def relu_c0r(ctx, p: float = 0.005) -> ks.KouRun:
     """C0-R (ReLU, D-G(p), m = 40) — p = 0.005 gives C_data = 20."""
     return _relu_c0r(_key(ctx), ctx, p)
+
+
+def relu_c0r_every_step(ctx, hook, p: float = 0.005) -> ks.KouRun:
+    """The run of :func:`relu_c0r` again (same data and W(0), rebuilt from the same generators; not cached), with
+    ``hook(t, rho, Z, dl)`` called at every step (``ks.simulate(track=True)``); only the loss is stored on the grid."""
+    return ks.simulate(*_relu_c0r_setup(ctx, p), track=True, every_step=hook, observe=("loss",))

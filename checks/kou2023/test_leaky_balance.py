@@ -122,6 +122,13 @@ def test_leaky_balance_c0l(c0l, record):
                     f"{int(every_at[int(np.argmin(every_min))])}; worst tail trend {trend:.4f}")
     if not ok:
         fails.append(f"lem-5.4: ĉ₁={c1:.3g}, trend={trend:.3g}")
+    # Lemma B.3 (i), (B.15): the same sum-form balance for t ≥ T₁ with a constant c₃ (catalog: ĉ₃ = ĉ₁); the minimum
+    # above is over every step t ≥ 1 ⊇ [T₁, T], so the lem-5.4 rule on the same data judges it
+    record(claim="kou2023/lem-B.3", verdict="holds" if ok else "violated", observed=c1, bound=C1_MIN,
+           covers=["(i) sum-form balance (B.15)"], config=cfgd, hypotheses=run.hyp,
+           tightness="implied ĉ₃ = ĉ₁ = min over every step t ≥ 1 of r_bal(t)/γ² (pass: ≥ 0.1, tail trend ≥ 0.9)",
+           note=f"(i) of B.3 judged with the data and rule of the lem-5.4 record of this run: ĉ₃ = {c1:.3f}, worst tail "
+                f"trend {trend:.4f}")
     # γ-sandwich γS_i(t) ≤ |ρ_{j,r,i}(t)| ≤ S_i(t) (exact, behind B.2–B.4)
     lo, hi = kd.gamma_sandwich(rho, run.S_acc, run.data.norms2, run.eta, cfg.n, cfg.m, g)
     sw = float(torch.minimum(lo, hi).min())
@@ -133,6 +140,7 @@ def test_leaky_balance_c0l(c0l, record):
     b4i = float(kd.b4_sum_form(rho[1:], y).min())
     ok4 = b4_verdict(kmin, c1, g) and b4i >= g * (1 - EXACT)
     record(claim="kou2023/lem-B.4", verdict="holds" if ok4 else "violated", observed=kmin, bound=c1 * g ** 4,
+           covers=["every step t ≥ 1"],
            tightness="κ = min over every step of min|ρ|/max|ρ| against ĉ₁γ⁴ (exponent of γ unreadable: γ³ and γ⁴ "
                      "both reported)",
            config=cfgd, hypotheses=run.hyp,
@@ -156,6 +164,8 @@ def test_leaky_balance_c0l(c0l, record):
     ref = 1 / (1 + g ** 2)
     record(claim="kou2023/lem-B.3", verdict="holds" if ok3 else "violated", observed=float(A[:, 0].mean()),
            bound=list(br[0]), ratio=float(A[:, 0].mean() / ref),
+           covers=["(ii) own-class average: lower bound", "(ii) own-class average: upper bound",
+                   "(ii) opposite-class average: lower bound", "(ii) opposite-class average: upper bound"],
            tightness="slope of mean ρ̄ vs log t inside [1/(2c₆), 1/c₄]; ratio = slope / (1/(1+γ²)) (p=0 reference)",
            config=cfgd, hypotheses=run.hyp,
            table=[{"slope rho_bar min": A[:, 0].min(), "max": A[:, 0].max(), "max SE": A[:, 1].max(),
@@ -164,8 +174,9 @@ def test_leaky_balance_c0l(c0l, record):
            series={"mean rho_bar (seed 0, i=0)": {"x": t[1:].tolist(), "y": own[1:, 0, 0].tolist(),
                                                    "xlabel": "step t", "ylabel": "(1/m) sum_r rho_bar",
                                                    "logx": True}},
-           note="(i) of B.3 is the sum-form balance, checked under lem-5.4; inner constants of (ii) are OCR-damaged "
-                "and not tested")
+           note="(ii): the slopes (factors of log t) of both averages against both ends of their brackets; the inner "
+                "constants of the logarithms are OCR-damaged and not tested. (i), the sum-form balance, has its own "
+                "lem-B.3 record (the lem-5.4 data and rule)")
     # companion: the same bracket test fed with trajectories whose slopes are 40% above / 50% below the
     # measured ones (outside [1/(2c₆), 1/c₄] ≈ [0.5, 1.0] since the measured slope is ≈ 1/(1+γ²) = 0.8)
     up = b3_verdict(t, 1.4 * own, 1.4 * opp, eps, g, c1)[0]
@@ -272,6 +283,7 @@ def test_balance_constant_trend_over_n_m(ctx, record):
            config={"steps": steps, "grid": grid})
     record(claim="kou2023/lem-B.4", verdict="holds" if ok4 else "violated",
            observed=min(r["kappa"] / r["c1_hat*gamma^4"] for r in rows), bound=1.0, table=rows, hypotheses=hyp,
+           covers=["every n, m (c₁ of Lemma B.1)"],
            config={"steps": steps, "grid": grid},
            tightness=(f"min over (n, m) of κ/(ĉ₁γ⁴) (≥ 1 required, ĉ₁ of the same run); κ/γ⁴ ∈ "
                       f"[{min(r['kappa/gamma^4'] for r in rows):.3g}, {max(r['kappa/gamma^4'] for r in rows):.3g}]"))

@@ -87,8 +87,10 @@ def test_leaky_pattern_freezes_and_increments_equalize(ctx, record):
             slopes.append((s0, float(r.slope), float(r.stderr)))
     spread_C = {s0: float(C_hat[s0s.cpu().numpy() == s0].max() / C_hat[s0s.cpu().numpy() == s0].min()) for s0 in SIGMAS}
     ok6 = frozen and pred_ok and all(abs(sl + 1) < 0.3 for _, sl, _ in slopes) and len(slopes) >= 1
+    covers6 = {"kou2023/lem-5.6": ["every t ≥ T: sign = j·y_i for every j, r, i", "T ∝ 1/η"],
+               "kou2023/lem-B.5": ["every t ≥ T₁: sign unchanged from T₁", "sign = j·y_i (B.42)", "T₁ ∝ 1/η"]}
     for cid in ("kou2023/lem-5.6", "kou2023/lem-B.5"):
-        record(claim=cid, verdict="holds" if ok6 else "violated", observed=float(C_hat.max()),
+        record(claim=cid, verdict="holds" if ok6 else "violated", observed=float(C_hat.max()), covers=covers6[cid],
                ratio=float((C_hat / C_ref).max()),
                tightness="implied C = T_stab·ηR²/(nm) (max over members; the lemma's C is unspecified); "
                          "ratio = max Ĉ/(2β/γ), the derived reference; pass: frozen by T/10, T_stab predicted from "
@@ -182,9 +184,11 @@ def test_leaky_pattern_freezes_and_increments_equalize(ctx, record):
 
 
 @pytest.mark.claim("kou2023/lem-5.6")
+@pytest.mark.claim("kou2023/lem-B.5")
 def test_freezing_constant_independent_of_n_m(ctx, record):
-    """T_stab·ηR²/(nm) (the implied C of Lemma 5.6) across n and m at fixed C_η = 300, σ₀ = 0.05: the
-    lemma's T scales like nm/η with C independent of n, m (which only enter through β)."""
+    """T_stab·ηR²/(nm) (the implied C of Lemma 5.6, C' of T₁ in Lemma B.5: unit norms, R_min = R_max) across n and m
+    at fixed C_η = 300, σ₀ = 0.05: the lemma's T scales like nm/η with C independent of n, m (which only enter
+    through β)."""
     grid = ctx.pick(quick=[(10, 20), (20, 20), (40, 20), (10, 80)], full=[(10, 100), (40, 100), (160, 100), (40, 1000)])
     rows = []
     for n, m in grid:
@@ -201,11 +205,12 @@ def test_freezing_constant_independent_of_n_m(ctx, record):
                      "frozen by T/4": bool((Ts <= cfg.steps // 4).all()), **ks.hyp_row(run.hyp)})
     ratios = [r["C_hat/(2beta/gamma) max"] for r in rows]
     ok = all(r["frozen by T/4"] for r in rows) and max(ratios) <= 2.0
-    record("holds" if ok else "violated", observed=max(ratios), bound=2.0, table=rows,
-           config={"grid": grid, "sigma0": 0.05, "C_eta": 300.0},
-           hypotheses={"all_inside": all(r["inside"] for r in rows), "per run": "see table"},
-           tightness="max over (n, m) of Ĉ / (2β/γ): the freezing time in natural units tracks the derived "
-                     "reference 2β/γ, independent of n and m")
+    for cid, cov in (("kou2023/lem-5.6", "C independent of n, m"), ("kou2023/lem-B.5", "C' independent of n, m")):
+        record("holds" if ok else "violated", claim=cid, observed=max(ratios), bound=2.0, table=rows, covers=[cov],
+               config={"grid": grid, "sigma0": 0.05, "C_eta": 300.0},
+               hypotheses={"all_inside": all(r["inside"] for r in rows), "per run": "see table"},
+               tightness="max over (n, m) of Ĉ / (2β/γ): the freezing time in natural units tracks the derived "
+                         "reference 2β/γ, independent of n and m")
     assert ok, rows
 
 
@@ -244,6 +249,7 @@ def test_freezing_time_norm_dependence(ctx, record):
            note=(f"one constant for the R_max² reading across R: implied C goes {c_max[0]:.3g} → {max(c_max):.3g} "
                  f"(> 1.5× its R = 1 value: rejected {c_max_rejected})"))
     record("holds" if ok else "violated", observed=max(c_min), bound=1.2 * c_min[0], table=rows,
+           covers=["norm factor R_min⁻² of T"],
            hypotheses={"all_inside": all(x["inside"] for x in rows), "per run": "see table (r < 1 is outside: R enters C_data)"},
            tightness="implied C of T = C·nm/(ηR_min²) across R = R_max/R_min (≤ 1.2 × its R = 1 value)",
            series={"R_min^2 reading": {"x": [x["R"] for x in rows], "y": c_min, "xlabel": "R = R_max/R_min",

@@ -195,6 +195,7 @@ def test_relu_balance_activation_and_log_bounds(which, ctx, record):
     lost = int(run.s0_lost.sum())
     newly = int(run.hook_out.newly_active.sum())
     record(claim="kou2023/lem-5.8", verdict="holds" if lost == 0 else "violated", observed=lost, bound=0,
+           covers=["every step t ≥ 0", "every i and r ∈ S_i^(0)"],
            tightness="count of (step, i, r ∈ S_i^(0)) with ⟨w_{y_i,r}, x_i⟩ ≤ 0, every step",
            config=cfgd, hypotheses=run.hyp,
            note=f"informational: (step, i, r ∉ S_i^(0)) active on x_i: {newly} — the reverse inclusion "

@@ -322,6 +322,7 @@ def test_h4_log_ratio_monotone(record):
     ends_ok = all(e for _, e in worst)
     ok = dmin >= -1e-12 and ends_ok
     record("holds" if ok else "violated", observed=dmin, bound=-1e-12,
+           covers=["every b ≥ a > 0", "every t ≥ s > 0", "ratio within [a/b, 1]"],
            config={"examples": len(worst), "grid_pairs": len(pairs), "t": "400 log-spaced in [1e-6, 1e8]"},
            tightness="most negative successive difference over property examples and the grid (must be ≥ −1e-12)",
            note=f"end values within [a/b, 1] for every example: {ends_ok}")
