@@ -132,3 +132,28 @@ def test_plan_command_one_test(tmp_path):
     rows = [x for x in doc["rows"] if x["test"].endswith("test_observer_can_differentiate_params")]
     assert len(rows) == 1 and rows[0]["status"] == "planned" and rows[0]["estimate"]["trainer"] == "gd", doc
     assert "1 tests planned" in r.stdout and "est. peak" in r.stdout
+
+
+def test_all_calls_stand_in_sees_every_call_and_trains_nothing():
+    """``--calls all``: the stand-in records each trainer call of a loop over widths (one estimate per call) and returns
+    the real trainer's zero-step result, so the models keep their initial weights; ``--calls first`` stops at the first."""
+    from theory.sim import train
+
+    g = torch.Generator().manual_seed(1)
+    X = torch.randn(12, 4, generator=g, dtype=torch.float64)
+    y = (torch.randn(12, generator=g, dtype=torch.float64) > 0).double()
+    nets = [models.TwoLayerNet.init(2, m, 4, q=0.0, act="relu", generator=g, device=CPU) for m in (8, 32, 128)]
+    before = [net.W.clone() for net in nets]
+    sink: list = []
+    with plan.stand_in_trainers(sink, all_calls=True):
+        trajs = [train.gd(net, X, y, loss="bce", lr=0.1, steps=1000, record=[0, 500, 1000]) for net in nets]
+        mb = train.sgd(nets[0], X, y, loss="bce", lr=0.1, epochs=7, batch=4)
+    assert [e.trainer for e in sink] == ["gd", "gd", "gd", "minibatch"] and [e.steps for e in sink] == [1000] * 3 + [7]
+    assert sink[0].bytes < sink[1].bytes < sink[2].bytes  # the estimate grows with the width of each call
+    assert all(tr.steps == [0] for tr in trajs) and mb.steps == [0]
+    assert all(torch.equal(b, net.W) for b, net in zip(before, nets))  # zero steps: nothing trained
+    first: list = []
+    with plan.stand_in_trainers(first), pytest.raises(plan.PlanStop):
+        train.gd(nets[0], X, y, loss="bce", lr=0.1, steps=10)
+    assert len(first) == 1
+    assert train.gd.__module__ == "theory.sim.train"  # restored on exit

@@ -1,6 +1,6 @@
 """``plan``: what each test of a profile would cost, estimated from its configuration without training (issue 17).
 
-    python -m theory plan [--profile full] [--device cpu|cuda] [-k EXPR] [--seconds S] [--json PATH]
+    python -m theory plan [--profile full] [--device cpu|cuda] [--calls first|all] [-k EXPR] [--seconds S] [--json PATH]
 
 Runs ``pytest checks --profile P`` in this process with the core trainers (:func:`theory.sim.train.gd`,
 :func:`~theory.sim.train.minibatch` — hence ``sgd`` and ``adam`` — and :func:`~theory.sim.train.gd_hidden`)
@@ -13,9 +13,12 @@ cuda); MNIST tests skip without ``$THEORY_MNIST`` as in the run itself.
 
 The estimate (:func:`estimate`) is the working set of one trainer call with every member at once — what autograd
 holds, and the analytic engine on a GPU; on a CPU the analytic engine runs members in cache-sized blocks and needs
-less, so there it is an upper bound. Limits of the method: it sees the first trainer call of a test only (a test
-that loops over growing widths or trains in short chunks, e.g. the saddle runs, costs more than that call: the
-FLOPs column is per step and the steps are those of the first call). ``checks/core/test_plan.py`` compares the
+less, so there it is an upper bound. With ``--calls all`` the stand-in does not stop
+the test: it returns the real trainer's zero-step result (the model untouched, the trajectory at step 0 only), so
+the test goes on to its next trainer call — a loop over growing widths, or a run trained in chunks, shows every
+call; the row then gives the largest call's peak and the summed GFLOP of all calls seen within ``--seconds``
+(what the test does between calls runs for real, on untrained models: its assertions fail and are ignored). With
+the default ``--calls first`` it sees the first trainer call of a test only, which underestimates such tests. ``checks/core/test_plan.py`` compares the
 estimate with the measured peak memory of a trainer call on the CPU.
 """
 from __future__ import annotations
@@ -105,23 +108,31 @@ def estimate(trainer: str, model, X, y, *, steps: int, batch: int | None = None,
 
 
 @contextlib.contextmanager
-def stand_in_trainers(sink: list):
-    """Replace the core trainers by the estimating stand-in; restore them on exit."""
+def stand_in_trainers(sink: list, all_calls: bool = False):
+    """Replace the core trainers by the estimating stand-in; restore them on exit. The stand-in records an
+    :class:`Estimate` and stops the test (:class:`PlanStop`), or with ``all_calls`` returns the real trainer's
+    zero-step result so that the test reaches its next trainer call."""
     from ..sim import train
 
     saved = {k: getattr(train, k) for k in ("gd", "minibatch", "gd_hidden")}
 
+    def zero_steps(name, model, X, y, kw, **length):
+        if not all_calls:
+            raise PlanStop
+        kw = {k: v for k, v in kw.items() if k != "record"}
+        return saved[name](model, X, y, record=[0], **length, **kw)
+
     def gd(model, X, y, *, steps, **kw):
         sink.append(estimate("gd", model, X, y, steps=steps))
-        raise PlanStop
+        return zero_steps("gd", model, X, y, kw, steps=0)
 
     def minibatch(model, X, y, *, optimizer, epochs, batch, **kw):
         sink.append(estimate("minibatch", model, X, y, steps=epochs, batch=batch, optimizer=optimizer))
-        raise PlanStop
+        return zero_steps("minibatch", model, X, y, dict(kw, optimizer=optimizer, batch=batch), epochs=0)
 
     def gd_hidden(model, X, y, *, steps, **kw):
         sink.append(estimate("gd_hidden", model, X, y, steps=steps))
-        raise PlanStop
+        return zero_steps("gd_hidden", model, X, y, kw, steps=0)
 
     for k, f in (("gd", gd), ("minibatch", minibatch), ("gd_hidden", gd_hidden)):
         setattr(train, k, f)
@@ -135,15 +146,15 @@ def stand_in_trainers(sink: list):
 class PlanPlugin:
     """pytest plugin of the plan: one row per test."""
 
-    def __init__(self, seconds: float):
-        self.seconds, self.rows, self._sink = seconds, [], []
+    def __init__(self, seconds: float, all_calls: bool = False):
+        self.seconds, self.all_calls, self.rows, self._sink = seconds, all_calls, [], []
 
     @staticmethod
     def _alarm(*_):
         raise PlanTimeout
 
     def pytest_configure(self, config):  # before the test modules are imported: `from ..train import gd` sees it
-        self._cm = stand_in_trainers(self._sink)
+        self._cm = stand_in_trainers(self._sink, self.all_calls)
         self._cm.__enter__()
 
     def pytest_unconfigure(self, config):
@@ -165,18 +176,25 @@ class PlanPlugin:
         if hasattr(signal, "SIGALRM"):
             signal.setitimer(signal.ITIMER_REAL, 0)
         exc = call.excinfo
-        if self._sink:
+        if self._sink and self.all_calls:
+            status = f"planned ({len(self._sink)} call{'s' if len(self._sink) > 1 else ''}" + (
+                f"; stopped after {self.seconds:g} s)" if exc is not None and exc.errisinstance(PlanTimeout) else ")")
+        elif self._sink:
             status = "planned"
         elif exc is not None and exc.errisinstance(PlanTimeout):
             status = f"no trainer within {self.seconds:g} s"
         elif exc is not None and exc.typename == "Skipped":
             status = "skipped: " + str(exc.value)[:80]
+        elif exc is not None and self.all_calls:
+            status = (f"no trainer call of its own (its run may come from a cache an earlier test filled with a "
+                      f"zero-step result); stopped by {exc.typename}: {str(exc.value)[:60]}")
         elif exc is not None:
             status = f"error before a trainer: {exc.typename}: {str(exc.value)[:80]}"
         else:
             status = "no trainer (small)"
-        self.rows.append({"test": item.nodeid, "status": status,
-                          "estimate": asdict(self._sink[0]) if self._sink else None})
+        peak = max(self._sink, key=lambda e: e.bytes) if self._sink else None
+        self.rows.append({"test": item.nodeid, "status": status, "estimate": asdict(peak) if peak else None,
+                          "calls": len(self._sink), "gflop_total": sum(e.gflop for e in self._sink)})
 
 
 def fmt_bytes(b: float) -> str:
@@ -194,7 +212,7 @@ def time_class(gflop: float) -> str:
     return f"1e{e}-1e{e + 1} GFLOP"
 
 
-def table(rows: list, device: str) -> str:
+def table(rows: list, device: str, all_calls: bool = False) -> str:
     lim = LIMITS[device]
     head = f"{'test':<92} {'est. peak':>10} {'GFLOP/step':>10} {'steps':>7} {'fits ' + device:>9}  dominating tensor / status"
     out = [head, "-" * len(head)]
@@ -204,11 +222,15 @@ def table(rows: list, device: str) -> str:
             out.append(f"{r['test'][:92]:<92} {'':>10} {'':>10} {'':>7} {'':>9}  {r['status']}")
             continue
         fits = "yes" if e["bytes"] <= lim else "NO"
+        calls = f", {r['calls']} calls" if r.get("calls", 1) > 1 else ""
         out.append(f"{r['test'][:92]:<92} {fmt_bytes(e['bytes']):>10} {e['gflop_per_step']:>10.3g} {e['steps']:>7} "
-                   f"{fits:>9}  {e['dominant']}; {time_class(e['gflop_per_step'] * e['steps'])} ({e['trainer']})")
+                   f"{fits:>9}  {e['dominant']}; {time_class(r.get('gflop_total', e['gflop_per_step'] * e['steps']))} "
+                   f"({e['trainer']}{calls})")
     big = [r for r in rows if r["estimate"] and r["estimate"]["bytes"] > lim]
     out.append(f"{sum(1 for r in rows if r['estimate'])} tests planned, {len(big)} over {fmt_bytes(lim)} "
-               f"({device}); the estimate covers each test's first trainer call (see python -m theory plan --help)")
+               f"({device}); " + ("every trainer call seen within the time limit: the largest call's peak, the summed FLOPs"
+                            if any(r.get("calls", 0) > 1 for r in rows) or all_calls else
+                            "the estimate covers each test's first trainer call (--calls all: every call)"))
     return "\n".join(out)
 
 
@@ -220,6 +242,9 @@ def register(sub) -> None:
                    help="which memory limit to compare with (24 GiB cpu, 80 GiB cuda); tests run on the CPU")
     p.add_argument("-k", default=None, help="pytest -k expression")
     p.add_argument("--seconds", type=float, default=20.0, help="stop a test that reaches no trainer after S s")
+    p.add_argument("--calls", default="first", choices=("first", "all"),
+                   help="stop each test at its first trainer call (default), or let it go on with zero-step trainers "
+                        "to see every call within --seconds")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the rows as JSON")
     p.set_defaults(func=run)
 
@@ -227,14 +252,14 @@ def register(sub) -> None:
 def run(ns, extra) -> int:
     from .run_report import _checks_dir
 
-    plug = PlanPlugin(ns.seconds)
+    plug = PlanPlugin(ns.seconds, all_calls=ns.calls == "all")
     args = [_checks_dir(), "--profile", ns.profile, "--device", "cpu", "--report", "none", "-p", "no:xdist",
             "-p", "no:terminal"] + (["-k", ns.k] if ns.k else [])
     pytest.main(args, plugins=[plug])
-    print(table(plug.rows, ns.device))
+    print(table(plug.rows, ns.device, all_calls=ns.calls == "all"))
     if ns.json:
         with open(ns.json, "w") as f:
-            json.dump({"profile": ns.profile, "device": ns.device, "limit_bytes": LIMITS[ns.device],
+            json.dump({"profile": ns.profile, "device": ns.device, "calls": ns.calls, "limit_bytes": LIMITS[ns.device],
                        "rows": plug.rows}, f, indent=1)
     sys.stdout.flush()
     return 0
