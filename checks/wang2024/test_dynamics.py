@@ -309,6 +309,8 @@ def _bound_rows(ctx):
             ks = run["k"][:, e].tolist()
             steps_bad = [int(k) for k, b in zip(ks, bad[:, e].tolist()) if b]
             nd_neg = [int(k) for k, v in zip(ks, (run["Nd"][:, e] < 0).tolist()) if v]
+            # issue 19: share of the remainder |R₂| in |M| + |R₂| (R₂ is signed: shares of the absolute terms)
+            shr = run["R2"][:, e].abs() / (run["M"][:, e].abs() + run["R2"][:, e].abs()).clamp_min(1e-300)
             rows.append({"m": m, "q": q, "violating steps": steps_bad[:20], "# violations": len(steps_bad),
                          "# with Ndot<0": len(nd_neg), "steps with Ndot<0": nd_neg[:20],
                          "# violations with Ndot>=0": len([k for k in steps_bad if k not in nd_neg]),
@@ -319,6 +321,8 @@ def _bound_rows(ctx):
                                   & (run["Nd"][:, e] >= 0)).sum()),
                          "C_true/(M+R2) at k=50": float(run["C_true"][50, e] / lb[50, e]),
                          "R2/M at k=50": float(run["R2"][50, e] / run["M"][50, e]),
+                         "median share of |R2| in |M| + |R2|": float(shr.median()),
+                         "# steps with |M| and |R2| each >= 25 % of |M| + |R2|": int(((shr >= 0.25) & (shr <= 0.75)).sum()),
                          "varrho k=0/50/200": [round(float(run["varrho"][i, e]), 4) for i in (0, 50, -1)]})
             if q == 0.25 or (m == 16 and q == -0.15):
                 pos = (lb[:, e] > 0) & (run["k"][:, e] > 0)
