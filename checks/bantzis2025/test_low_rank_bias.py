@@ -121,7 +121,14 @@ def test_thm31_ratios_versus_bound(record, ctx):
                                   f"every ratio of layers ≥ 3 down to {t['max ratio, layers ≥ 3']:.2g} (ŝ = {t['speed ŝ']:.5f})"
                                   for t in pol) + ".")
     finite = [r["bound at s* = U (smallest)"] for r in rows if r["bound at s* = U (smallest)"] is not None]
+    # hypothesis report: the proof (A.4.3) is stated at a global optimum θ* with s* > 0 on ‖θ‖² = L; the points are
+    # solver outputs, so their status is "unknown" (the vacuity is certified without optimality: B(ℓ; s*) ≥ B(ℓ; U))
+    hyp = {"events": {p["source"] + f", L={p['L']}": {"‖θ‖² = L": abs(float(loc.sq_norm(p["params"])[0]) - p["L"]) <= 1e-9 * p["L"],
+                                                      "ŝ > 0": p["speed"] > 0} for p in pts},
+           "unknown events": {"θ is a global optimum (θ*)": "solver points, not certified; s* is only bracketed, ŝ ≤ s* ≤ U"}}
+    hyp["status"] = ("outside" if not all(all(e.values()) for e in hyp["events"].values()) else "unknown")
     record(verdict, observed=max(r["max ratio"] for r in rows), bound=math.inf if not finite else min(finite),
+           hypotheses=hyp,
            table=table + rows, series=series, finding_type="vacuous" if verdict == "vacuous" else
            ("inconclusive" if verdict == "inconclusive" else ""), covers=["tail(W_l)", "tail(Zsigma_l)", "nu_l"],
            config={"data": "circle (Example 1)", "width": 8, "points": [(p["L"], p["source"]) for p in pts],
@@ -326,12 +333,19 @@ def test_prop33_on_optimum(record, ctx):
         # decreases in s*: B(upper) ≤ B(s*) ≤ B(ŝ). 'holds' needs the ratio ≤ B(upper), 'vacuous' B(upper) ≥ 1.
         s_up = gv * un + gn * eps
         assert o.best <= s_up * (1 + 1e-12), (o.best, s_up)
+        th_b = o.member(o.best_index())
+        # events of Prop 3.3's proof (A.5) on the solver point: u, v ≥ 0, ‖E‖_F ≤ ε, ‖θ‖² ≤ L, and the sublevel set
+        # −Tr[GᵀY_θ(X_in)] ≥ ‖Gv‖‖u‖ − ‖G‖ε (all that step (iii) uses of θ*); optimality itself is unknown
+        ev = {"u, v >= 0": bool((u >= 0).all() and (v >= 0).all()), "|E|_F <= eps": float(E.norm()) <= eps * (1 + 1e-12),
+              "|theta|^2 <= L": float(loc.sq_norm(th_b)[0]) <= 4 * (1 + 1e-12),
+              "in the sublevel set of A.5 (iii)": o.best >= gv * un - gn * eps}
         b_lo, b_hi = B.b33(gn, eps, s_up), B.b33(gn, eps, o.best)
         # the bound's value against an independent evaluation of the printed formula 8‖G‖ε/(s* − ‖G‖ε)
         assert abs(b_lo - 8 * gn * eps / (s_up - gn * eps)) <= 1e-12 * b_lo, b_lo
         v = ("vacuous" if not math.isfinite(b_lo) or b_lo >= 1 else "holds" if obs <= b_lo else
              "violated" if math.isfinite(b_hi) and obs > b_hi else "inconclusive")
-        rows.append({"eps": eps, "ŝ": o.best, "upper bound on s*": s_up, "max ratio": obs,
+        rows.append({"eps": eps, "hypothesis status": "outside" if not all(ev.values()) else "unknown", **ev,
+                     "ŝ": o.best, "upper bound on s*": s_up, "max ratio": obs,
                      "B_3.3 at s* = upper (smallest)": b_lo if math.isfinite(b_lo) else None,
                      "B_3.3(ŝ) (largest)": b_hi if math.isfinite(b_hi) else None, "verdict": v,
                      "eps where B_3.3 = 1 (at ŝ)": o.best / (9 * gn), "observed / smallest bound": obs / b_lo})
@@ -347,6 +361,9 @@ def test_prop33_on_optimum(record, ctx):
            table=rows, finding="" if verdict not in ("vacuous", "inconclusive") else "B_3.3 ≥ 1 at every tested ε",
            finding_type=verdict if verdict in ("vacuous", "inconclusive") else "",
            covers=["tail(W_l)", "tail(Zsigma_l)", "nu_l"],
+           hypotheses={"status per eps": {r["eps"]: r["hypothesis status"] for r in rows},
+                       "unknown events": {"θ is a global optimum (θ*)": "solver point, not certified; s* is bracketed "
+                                                                        "in [ŝ, ‖Gv‖‖u‖ + ‖G‖ε]"}},
            tightness="observed / smallest possible bound per ε: " + ", ".join(
                f"{r['observed / smallest bound']:.1e} (ε = {r['eps']:g}, {r['verdict']})" for r in rows),
            note="s* ∈ [ŝ, ‖Gv‖‖u‖ + ‖G‖ε]; each ε is judged on the conservative side (holds: ratio ≤ B at the upper end; "

@@ -40,3 +40,25 @@ def within_borrowed_lemmas(m: int, L: int) -> bool:
     the paper. Note that the width range where Theorem 1's width trade-off has the lazy term rise (m ≲ L³/2) lies
     entirely below it."""
     return m >= L ** 3 * math.log(m)
+
+
+# The events Lemma 4's proof invokes that no run of the checks can decide: reported as "unknown" with these reasons.
+LEMMA4_UNKNOWN_EVENTS = {
+    "‖W'_l − W_l‖₂ ≤ ω for every l, ω in the borrowed lemmas' range": (
+        "the admissible ω of the borrowed lemmas is an O(·) range in L and log m with unspecified constants (the OCR's "
+        "condition is illegible), and the proof ties ω to the tail level δ; the sweep does not record ‖ΔW_l‖₂"),
+    "events of Allen-Zhu, Li & Song (2019) Lemmas 7.4, 8.6, 8.7": (
+        "probability 1 − exp(−Ω(s log m)) with unspecified constants; their conclusions bound ‖J' − J‖₂ up to O(·)"),
+}
+
+
+def hypothesis_status(m: int, L: int, rel_change: float) -> dict:
+    """Hypothesis report of one lazy-sweep cell against Lemma 4's proof (hence Theorem 1's training term): the events a
+    run can decide (lazy by the catalog criterion, m ≥ L³ ln m with the constants set to 1) and those it cannot
+    (:data:`LEMMA4_UNKNOWN_EVENTS`). ``status`` is "outside" if a decidable event fails, else "unknown" (never "inside":
+    the undecidable events are part of the hypotheses)."""
+    ev = {"lazy (max_l ‖ΔW_l‖_F/‖W_l(0)‖_F ≤ 0.1, catalog criterion)": rel_change <= LAZY_MAX_REL_CHANGE,
+          "m ≥ L³ ln m (s ≲ m/(L³ log m), constants 1)": within_borrowed_lemmas(m, L)}
+    failed = [k for k, v in ev.items() if not v]
+    return {"events": ev, "unknown events": dict(LEMMA4_UNKNOWN_EVENTS), "status": "outside" if failed else "unknown",
+            "outside_reasons": failed}

@@ -89,3 +89,75 @@ def eq25_bound(eps, m, alpha, n, d, beta1, beta2, Rpa, Rpw) -> float:
     """(εm/α)(R'_a + √(2/π) n β₂)(R'_w + 4β₁√d + 2β₁√(log n))  (Eq. 25)."""
     return eps * m / alpha * (Rpa + math.sqrt(2 / math.pi) * n * beta2) * (
         Rpw + 4 * beta1 * math.sqrt(d) + 2 * beta1 * math.sqrt(math.log(n)))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Hypothesis events of the Appendix-D proofs (per ensemble member): a run counts as inside a lemma only on every event
+# its proof invokes. Each returns boolean tensors (True: the event holds) and the figure that decides it.
+
+def lemma7_event(H0: torch.Tensor, X: torch.Tensor, m: int, alpha: float, beta2: float) -> dict:
+    """Event of Lemma 7 (its display; Lemma 8's last step "by Eq. (17)" and Lemma 11's base case use it):
+    ‖H(0) − H^∞‖₂ ≤ λ₀/4 and λ_min(H(0)) ≥ 3λ₀/4. H0 (E, n, n). Returns ``ok`` (E,), ``dev`` = ‖H(0) − H^∞‖₂/λ₀ and
+    ``lmin`` = λ_min(H(0))/λ₀."""
+    lam0 = lambda0(X, m, alpha, beta2)
+    Hinf = m * beta2 ** 2 / alpha ** 2 * K_matrix(X)
+    dev = torch.linalg.matrix_norm(H0 - Hinf, 2) / lam0
+    lmin = torch.linalg.eigvalsh(H0)[..., 0] / lam0
+    return {"ok": (dev <= 0.25) & (lmin >= 0.75), "dev": dev, "lmin": lmin}
+
+
+def lemma9_event(a0: torch.Tensor, n: int, beta2: float) -> dict:
+    """Event of Lemma 9's proof: |a_r(0)| ≤ √n β₂ for every r (a0 (E, m)). ``ok`` (E,), ``ratio`` = max_r |a_r(0)|/(√n β₂)."""
+    ratio = a0.abs().amax(-1) / (math.sqrt(n) * beta2)
+    return {"ok": ratio <= 1, "ratio": ratio}
+
+
+def lemma10_event(W0: torch.Tensor, X: torch.Tensor, beta1: float) -> dict:
+    """Event of Lemma 10's proof: max_{i,r} |w_r(0)ᵀx_i| ≤ 3β₁√(log(m n²)) (W0 (E, m, d)). ``ok`` (E,), ``ratio``."""
+    m, n = W0.shape[-2], X.shape[0]
+    ratio = (W0 @ X.T).abs().amax((-1, -2)) / (3 * beta1 * math.sqrt(math.log(m * n * n)))
+    return {"ok": ratio <= 1, "ratio": ratio}
+
+
+def thm3_init_events(a0: torch.Tensor, W0: torch.Tensor, n: int, beta1: float, beta2: float) -> dict:
+    """Per-neuron events of the proof of Theorem 3 (Eq. 25), for every r: |a_r(0)| ≤ √(2/π) n β₂ (Markov) and
+    ‖w_r(0)‖ ≤ 4β₁√d + 2β₁√(log n) (√d: the dimension of w_r; the OCR reads √m, a weaker event). ``ok_a``, ``ok_w`` (E,)."""
+    d = W0.shape[-1]
+    ra = a0.abs().amax(-1) / (math.sqrt(2 / math.pi) * n * beta2)
+    rw = W0.norm(dim=-1).amax(-1) / (4 * beta1 * math.sqrt(d) + 2 * beta1 * math.sqrt(math.log(n)))
+    return {"ok_a": ra <= 1, "ok_w": rw <= 1, "ratio_a": ra, "ratio_w": rw}
+
+
+def lemma8_markov_event(X: torch.Tensor, W0: torch.Tensor, a0: torch.Tensor, a: torch.Tensor, H: torch.Tensor,
+                        alpha: float, beta1: float, beta2: float, Ra: float, Rw: float) -> dict:
+    """Markov events of Lemma 8's proof at each recorded time, with the lemma's radii R_a, R_w: for every entry (i, j),
+    |H̃_ij(t) − H_ij(0)| ≤ n (m/α²) R_a(R_a + √(8/π)β₂) (Eq. 19 times n) and |H_ij(t) − H̃_ij(t)| ≤
+    n (4 R_w m/(α²√(2π)β₁)) (R_a(R_a + √(8/π)β₂) + β₂²) (Eq. 20 times n), where H̃(t) has a(t) with the patterns of w(0).
+    W0 (E, m, d), a0 (E, m), a (T, E, m), H (T, E, n, n). Returns ``ok`` (T, E) and the worst ratios ``r19``, ``r20``."""
+    n, m = X.shape[0], W0.shape[-2]
+    P0 = (W0 @ X.T > 0).to(X.dtype)  # (E, m, n): patterns at init (ReLU derivative 0 at 0, as the autograd kernels)
+    XX = X @ X.T
+    Ht = torch.einsum("tem,emi,emj->teij", a ** 2, P0, P0) * XX / alpha ** 2
+    H0 = torch.einsum("em,emi,emj->eij", a0 ** 2, P0, P0) * XX / alpha ** 2
+    c = math.sqrt(8 / math.pi) * beta2
+    b19 = n * m / alpha ** 2 * Ra * (Ra + c)
+    b20 = n * 4 * Rw * m / (alpha ** 2 * math.sqrt(2 * math.pi) * beta1) * (Ra * (Ra + c) + beta2 ** 2)
+    r19 = (Ht - H0).abs().amax((-1, -2)) / b19
+    r20 = (H - Ht).abs().amax((-1, -2)) / b20
+    return {"ok": (r19 <= 1) & (r20 <= 1), "r19": r19, "r20": r20}
+
+
+def event_report(events: dict, unknown: dict | None = None) -> dict:
+    """A per-member hypothesis report from named events (name → bool tensor (E,), True where it holds) and events that
+    cannot be computed from the run (name → reason). A member is "inside" only if every event holds and none is
+    unknown; "outside" if some event fails; otherwise "unknown"."""
+    unknown = dict(unknown or {})
+    ev = {k: [bool(x) for x in torch.as_tensor(v).reshape(-1).tolist()] for k, v in events.items()}
+    E = len(next(iter(ev.values()))) if ev else 0
+    if any(len(v) != E for v in ev.values()):
+        raise ValueError(f"events must all have one value per member, got lengths { {k: len(v) for k, v in ev.items()} }")
+    fail = [[k for k, v in ev.items() if not v[e]] for e in range(E)]
+    status = ["outside" if f else ("unknown" if unknown else "inside") for f in fail]
+    reasons = [f"{k}: fails in {sum(not x for x in v)}/{E} members" for k, v in ev.items() if not all(v)]
+    return {"events": ev, "unknown events": unknown, "status": status, "inside": [s == "inside" for s in status],
+            "members inside": f"{status.count('inside')}/{E}", "outside_reasons": reasons}
