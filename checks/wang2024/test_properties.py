@@ -306,14 +306,20 @@ ALPHA2 = 1e-3  # declared false-alarm level of the permutation test
 _P2: dict = {}
 
 
+def _prop2_setup(ctx, tag: str):
+    """The generator of one Property-2 grid (``tag``), its data (n = 200 mixture) and the widths."""
+    gen = ctx.generator("wang2024/prop-2", {tag: 1})
+    X, y, _, _ = fw.mixture(200, 10, D1, generator=gen)
+    ms = ctx.pick(quick=[16, 32, 64, 128, 256, 512], full=[16, 32, 64, 128, 256, 512, 1024, 2048])
+    return gen, X, y, ms
+
+
 def _prop2_grid(ctx):
     """(m, q) grid: 6 widths × 3 q = 18 cells × 5 seeds; V = ϱ(τ=1) − ϱ(0) with η = 0.05 (20 GD steps)."""
     key = (ctx.profile, ctx.seed)
     if key in _P2:
         return _P2[key]
-    gen = ctx.generator("wang2024/prop-2", {"grid": 1})
-    X, y, _, _ = fw.mixture(200, 10, D1, generator=gen)
-    ms = ctx.pick(quick=[16, 32, 64, 128, 256, 512], full=[16, 32, 64, 128, 256, 512, 1024, 2048])
+    gen, X, y, ms = _prop2_setup(ctx, "grid")
     qs, seeds = [0.0, 0.1, 0.25], ctx.pick(quick=5, full=10)
     cells = _init_cells(gen, ms, qs, seeds, D1)
     k1 = int(round(1 / ETA2))
@@ -383,9 +389,7 @@ def _prop2_later(ctx):
     key = (ctx.profile, ctx.seed)
     if key in _P2L:
         return _P2L[key]
-    gen = ctx.generator("wang2024/prop-2", {"later": 1})
-    X, y, _, _ = fw.mixture(200, 10, D1, generator=gen)
-    ms = ctx.pick(quick=[16, 32, 64, 128, 256, 512], full=[16, 32, 64, 128, 256, 512, 1024, 2048])
+    gen, X, y, ms = _prop2_setup(ctx, "later")
     k1 = int(round(1 / ETA2))
     V2, Q1 = [], []
     for W0, a, _ in _init_cells(gen, ms, [0.0, 0.1, 0.25], SEEDS_LATER, D1).values():
