@@ -359,7 +359,10 @@ def test_lemma9_output_weight_event_probability(ctx, record):
     different wrong count would not pass as this finding."""
     n, m, E = 8, 256, ctx.pick(quick=4000, full=40000)
     a = torch.randn(E, m, generator=record.generator({"t": "a-event"}), dtype=ctx.dtype, device=ctx.device) * B2
-    fails = int(((a.abs() > math.sqrt(n) * B2).any(-1)).sum())
+    fail_here = (a.abs() > math.sqrt(n) * B2).any(-1)  # the event written here, apart from tl.lemma9_event
+    fails = int(fail_here.sum())
+    # the production event that gates Lemma 9's inside cells must be this event on every draw
+    assert torch.equal(~tl.lemma9_event(a, n, B2)["ok"], fail_here), "tl.lemma9_event is not |a_r(0)| ≤ √n β₂ for all r"
     delta = n * math.exp(-n / 2)
     test = failure_rate_test(fails, E, delta, alpha=EVENT_ALPHA)
     from scipy.stats import binomtest, norm
@@ -436,7 +439,10 @@ def test_output_layer_radius_and_projection_event(ctx, record):
     E, m, n = ctx.pick(quick=2000, full=20000), 256, 8
     X = fz.two_layer_run(m, math.sqrt(m), ctx.device, ctx.dtype, ctx.seed, tuple(sorted(fz.TWO_LAYER.items())))["X"]
     W = torch.randn(E, m, X.shape[1], generator=record.generator({"t": "proj"}), dtype=ctx.dtype, device=ctx.device) * B1
-    fails = int(((W @ X.T).abs().amax((-1, -2)) > 3 * B1 * math.sqrt(math.log(m * n * n))).sum())
+    fail_here = (W @ X.T).abs().amax((-1, -2)) > 3 * B1 * math.sqrt(math.log(m * n * n))  # written apart from tl
+    fails = int(fail_here.sum())
+    # the production event that gates Lemma 10's inside cells must be this event on every draw
+    assert torch.equal(~tl.lemma10_event(W, X, B1)["ok"], fail_here), "tl.lemma10_event is not the projection event"
     test = failure_rate_test(fails, E, 1 / n, alpha=EVENT_ALPHA)
     ok = worst <= 1.0 and not test.rejects
     record("holds" if ok else "violated", observed=worst, bound=1.0, table=table, false_alarm=EVENT_ALPHA,
@@ -647,8 +653,12 @@ def test_stability_bound_24_and_init_events(ctx, record):
             table.append({"m": m, "t": float(r["t"][k]), "P/eps": float(P.mean() / eps), "P/(24)": float((P / b24).max()),
                           "P/(25) measured radii": float((P / b25).max())})
         a0, w0 = r["a"][0], r["W"][0]
-        fa = int((a0.abs() > math.sqrt(2 / math.pi) * n * B2).sum())
-        fw = int((w0.norm(dim=-1) > 4 * B1 * math.sqrt(d) + 2 * B1 * math.sqrt(math.log(n))).sum())
+        bad_a = a0.abs() > math.sqrt(2 / math.pi) * n * B2  # per neuron, written apart from tl.thm3_init_events
+        bad_w = w0.norm(dim=-1) > 4 * B1 * math.sqrt(d) + 2 * B1 * math.sqrt(math.log(n))
+        fa, fw = int(bad_a.sum()), int(bad_w.sum())
+        ie = tl.thm3_init_events(a0, w0, n, B1, B2)  # the production events that gate Thm 3's inside members
+        assert torch.equal(ie["ok_a"], ~bad_a.any(-1)) and torch.equal(ie["ok_w"], ~bad_w.any(-1)), \
+            "tl.thm3_init_events differs from the per-neuron events of Eq. (25)'s proof"
         fa_n, fw_n, tot = fa_n + fa, fw_n + fw, tot + a0.numel()
         fa_mut += int((a0.abs() > math.sqrt(2 / math.pi) * B2).sum())
         table.append({"m": m, "per-neuron |a_r(0)| event failure": fa / a0.numel(), "per-neuron |w_r(0)| event failure": fw / a0.numel()})
