@@ -174,3 +174,33 @@ def test_plateau_criterion_rejects_steady_decline(record):
                 f"(threshold {1 / RATE_FACTOR:g}) and are rejected; a sigmoidal plateau-then-drop curve is "
                 f"{'accepted' if accepted else 'NOT accepted'}.")
     assert rejected and accepted, rows
+
+
+@pytest.mark.claim("bantzis2025/fig-1")
+def test_second_escape_criterion_on_known_curves(record):
+    """Companion of the full profile's second-saddle part (its rule runs here on curves whose answer is known): a
+    curve with two sigmoidal drops separated by a flat stretch has a second plateau and a second drop; a curve that
+    keeps declining at 1/20 of its escape rate after the first escape has no second plateau (the rule's plateau
+    is ≤ 1/100 of the escape rate), and one that stays flat after the first escape has a plateau but no second drop."""
+    t = np.arange(0, 20001, 100.0)
+    C0 = 0.45
+    sig = lambda c, w: 1 / (1 + np.exp(-(t - c) / w))
+    two = C0 * (1 - 0.15 * sig(2500, 60) - 0.15 * sig(12000, 60))
+    esc = S.escape_profile(two, t, C0, drop=0.05, plateau_factor=RATE_FACTOR)["esc"]
+    peak = float(np.abs(np.diff(two))[max(0, esc - 2):esc + 2].max() / 100)   # escape rate per step
+    flat = C0 * (1 - 0.15 * sig(2500, 60))
+    drift = flat - peak / 20 * np.clip(t - 2500, 0, None)  # from the escape on, the rate never falls below peak / 20
+    cases = {"two drops": (two, True, True), "steady decline at escape rate / 20": (drift, False, False),
+             "flat after one drop": (flat, True, False)}
+    rows, right = [], True
+    for name, (c, want_plateau, want_drop) in cases.items():
+        e = S.escape_profile(c, t, C0, drop=0.05, plateau_factor=RATE_FACTOR)["esc"]
+        sec = S.second_escape(c, t, C0, e)
+        right &= sec["second_plateau"] == want_plateau and sec["second_drop"] == want_drop
+        rows.append({"curve": name, "second plateau": sec["second_plateau"], "expected": want_plateau,
+                     "second drop": sec["second_drop"], "expected drop": want_drop})
+    record("holds" if right else "violated", role="companion", observed=sum(r["second plateau"] != r["expected"]
+                                                                         or r["second drop"] != r["expected drop"]
+                                                                         for r in rows), bound=0, table=rows,
+           note="the full profile's second-saddle rule classifies three curves of known shape as expected")
+    assert right, rows
