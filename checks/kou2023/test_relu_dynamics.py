@@ -324,9 +324,24 @@ def test_limit_extrapolation_recovers_a_known_limit(record):
     L3, _, tr3 = limit_fit(t[keep], y3, 2.0)
     ratio = tr3 / abs(L3 - 0.3)
     rows.append({"cubic curve L_inf": 0.3, "fitted": L3, "actual error": abs(L3 - 0.3), "truncation estimate": tr3})
-    ok = worst <= 1e-9 and 0.1 <= ratio <= 10
+    # the standard error that the balance rule subtracts (3 SE): on a noisy curve of the model, against the OLS
+    # standard error of the intercept written here, s²[(AᵀA)⁻¹]₀₀ with s² = RSS/(N − 3) on the last two decades
+    tn = t[np.log(t) + 0.5 > 0.5]
+    xn = 1 / (np.log(tn) + 0.5)
+    yn = 1.0 + 2.0 * xn - 5.0 * xn ** 2 + 1e-3 * np.random.default_rng(7).standard_normal(xn.size)
+    _, se_n, _ = limit_fit(tn, yn, 0.5)
+    last = tn >= tn.max() / 100
+    A = np.stack([np.ones(last.sum()), xn[last], xn[last] ** 2], 1)
+    beta = np.linalg.solve(A.T @ A, A.T @ yn[last])
+    rss = float(((yn[last] - A @ beta) ** 2).sum())
+    se_ref = math.sqrt(rss / (last.sum() - 3) * np.linalg.inv(A.T @ A)[0, 0])
+    se_err = abs(se_n / se_ref - 1)
+    rows.append({"noisy curve: SE of the limit": se_n, "SE written here": se_ref, "rel err": se_err})
+    ok = worst <= 1e-9 and 0.1 <= ratio <= 10 and se_err <= 1e-6
     record("holds" if ok else "violated", evidence="identity", observed=worst, bound=1e-9, table=rows,
            tightness="max relative error of the extrapolated limit on curves of the fit's own model",
-           note=f"on a cubic curve the truncation estimate is {ratio:.2f}× the actual intercept error")
+           note=f"on a cubic curve the truncation estimate is {ratio:.2f}× the actual intercept error; the limit's "
+                f"standard error matches the OLS formula written here to {se_err:.1e}")
     assert worst <= 1e-9, rows
     assert 0.1 <= ratio <= 10, rows
+    assert se_err <= 1e-6, rows  # different solvers (lstsq + pinv vs normal equations): agreement to ~1e-10 seen
