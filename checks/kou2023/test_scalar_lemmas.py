@@ -340,3 +340,21 @@ def test_h4_needs_b_ge_a(record):
     record("holds" if rejected else "violated", role="companion", observed=d, bound=-1e-12,
            note=f"mutation (a,b)=(2,1): ratio decreases from 2 to 1, most negative step {d:.3g} (rejected: {rejected})")
     assert rejected
+
+
+@pytest.mark.claim("kou2023/lem-H.1")
+def test_rounding_allowance_matches_its_derivation(record):
+    """The slack the H.1–H.3 and Lemma 5.3 checks forgive (``sl.tolerance``) is the rounding bound derived here, not a
+    free constant: x_t accumulates at most one rounding of relative size u = 2⁻⁵³ per step on values ≤ max|x| (T
+    steps), and log/exp add a few ulps (4 more steps' worth), with a margin of 8: 8u·max(1, max|x|)·(T + 4) (= 4 eps,
+    eps = 2u being numpy's). A larger allowance would hide violations the arithmetic cannot explain."""
+    rows, worst = [], 0.0
+    for T, scale in ((10, 1.0), (3000, 1.0), (3000, 40.0), (1, 1e-3)):
+        x = scale * np.linspace(0.1, 1.0, T)
+        ref = 8 * 2.0 ** -53 * max(1.0, scale) * (T + 4)
+        got = sl.tolerance(x)
+        worst = max(worst, abs(got / ref - 1))
+        rows.append({"T": T, "max |x|": float(np.abs(x).max()), "allowance": got, "derived here": ref})
+    record("holds" if worst <= 1e-12 else "violated", evidence="identity", observed=worst, bound=1e-12, table=rows,
+           tightness="relative difference between the checks' rounding allowance and its derivation")
+    assert worst <= 1e-12, rows
