@@ -346,11 +346,15 @@ def _eq110_training_activity(gen, R, m, d, n, steps, X, y, Xq):
 
     net = models.TwoLayerNet.init(R, m, d, q=0.25, act=fw.RELU, generator=gen)
 
-    def obs(t, params, _u):
+    def obs(t, params, u):
         act = fw.RELU.slope(Xq @ params[0].detach().transpose(-1, -2))  # (R, P+1, m)
-        return {"co": (act[:, :1] * act[:, 1:]).mean(-1)}  # (R, P)
+        # the BCE the trainer records, written here: mean_i log(1 + e^{−(2y_i − 1)u_i}) with labels y ∈ {0, 1}
+        bce = torch.log1p(torch.exp(-(2 * y - 1) * u.detach().reshape(R, -1))).mean(-1)
+        return {"co": (act[:, :1] * act[:, 1:]).mean(-1), "bce": bce}  # (R, P), (R,)
 
     tr = train.gd(net, X, y, loss="bce", lr=EQ110T_ETA, steps=max(steps), record=list(steps), observe=obs)
+    rec = tr.loss_tensor().reshape(len(tr.steps), R)
+    assert torch.allclose(rec, tr.stacked("bce"), rtol=1e-12, atol=0), "recorded BCE differs from its formula"
     return {t: tr.obs["co"][i] for i, t in enumerate(tr.steps)}
 
 
