@@ -443,6 +443,12 @@ def test_output_layer_radius_and_projection_event(ctx, record):
     fails = int(fail_here.sum())
     # the production event that gates Lemma 10's inside cells must be this event on every draw
     assert torch.equal(~tl.lemma10_event(W, X, B1)["ok"], fail_here), "tl.lemma10_event is not the projection event"
+    # the event almost never fails at these sizes (3β₁√log(mn²) ≈ 11 standard deviations), so probe its threshold too:
+    # inits scaled to max|w_rᵀx_i| = 0.5× and 2× the threshold written here must be inside and outside respectively
+    peak = (W[:8] @ X.T).abs().amax((-1, -2)).view(-1, 1, 1)
+    thr = 3 * B1 * math.sqrt(math.log(m * n * n))
+    probe = [bool(tl.lemma10_event(W[:8] / peak * f * thr, X, B1)["ok"].all()) for f in (0.5, 2.0)]
+    assert probe == [True, False], f"tl.lemma10_event's threshold is not 3β₁√log(mn²): {probe}"
     test = failure_rate_test(fails, E, 1 / n, alpha=EVENT_ALPHA)
     ok = worst <= 1.0 and not test.rejects
     record("holds" if ok else "violated", observed=worst, bound=1.0, table=table, false_alarm=EVENT_ALPHA,
