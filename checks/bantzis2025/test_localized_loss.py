@@ -177,6 +177,16 @@ def test_exact_escape_directions_and_balance(record, ctx):
     # random points of the sphere are not escape directions: the residual test rejects them
     rnd = loc.random_sphere(200, [3, 4, 4, 1], generator=gen, dtype=ctx.dtype)
     _, rr = loc.def21_residual(rnd, X, G)
+    # the residual written here, by autograd: ‖∇L0(θ) + sθ‖/(s‖θ‖) with s = −L0(θ), where s > 0
+    ps = [w.clone().requires_grad_(True) for w in rnd]
+    val = loc.localized_loss(ps, X, G)
+    gr = torch.autograd.grad(val.sum(), ps)
+    sv = -val.detach()
+    num = torch.sqrt(sum(((g + sv.view(-1, *[1] * (g.dim() - 1)) * w) ** 2).flatten(1).sum(1) for g, w in zip(gr, rnd)))
+    ref = num / (sv * torch.sqrt(sum((w ** 2).flatten(1).sum(1) for w in rnd)))
+    pos = sv > 0
+    pin = float(((rr[pos] - ref[pos]) / ref[pos]).abs().max())
+    assert pin <= 1e-10, f"def21_residual differs from ‖∇L0 + sθ‖/(s‖θ‖) by {pin:.1e} (relative)"
     rr = rr[torch.isfinite(rr)]
     # exact interior directions: residuals are float64 rounding (~1e-16)
     ok = worst <= 1e-13
