@@ -231,6 +231,8 @@ def test_signed_weighted_hoeffding(record, ctx):
             Xs = (torch.rand(R, m, generator=gen, dtype=torch.float64) < p).double()
             stat = conc.lemC2_statistic(Xs, a, v, p)
             eps = conc.lemC2_epsilon(m, DELTA)
+            # ε of the printed bound, written here: 2exp(−mε²/(2(u − l)²)) = δ with u − l = 1
+            assert abs(eps / math.sqrt(2 * math.log(2 / DELTA) / m) - 1) <= 1e-12, (m, eps)
             t = failure_rate_test(int((stat >= eps).sum()), R, DELTA, FAMILY_ALPHA / k)
             rows.append({"m": m, "p": p, "eps": eps, "failures": int((stat >= eps).sum()), "rate": t.rate, "p-value": t.p_value})
             rej += [rows[-1]] if t.rejects else []
