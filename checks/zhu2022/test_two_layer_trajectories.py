@@ -662,7 +662,7 @@ def test_stability_bound_24_and_init_events(ctx, record):
         bad_a = a0.abs() > math.sqrt(2 / math.pi) * n * B2  # per neuron, written apart from tl.thm3_init_events
         bad_w = w0.norm(dim=-1) > 4 * B1 * math.sqrt(d) + 2 * B1 * math.sqrt(math.log(n))
         fa, fw = int(bad_a.sum()), int(bad_w.sum())
-        ie = tl.thm3_init_events(a0, w0, n, B1, B2)  # the production events that gate Thm 3's inside members
+        # ie (above, from the same a0, w0): the production events that gate Thm 3's inside members
         assert torch.equal(ie["ok_a"], ~bad_a.any(-1)) and torch.equal(ie["ok_w"], ~bad_w.any(-1)), \
             "tl.thm3_init_events differs from the per-neuron events of Eq. (25)'s proof"
         fa_n, fw_n, tot = fa_n + fa, fw_n + fw, tot + a0.numel()
