@@ -105,11 +105,12 @@ def weight_gd_flops(E, n, d, H, steps) -> dict:
     """FLOPs of weight-space GD on a two-layer net with H hidden units (readout terms, O(E·H·n), left out).
 
     nominal: per step the forward product W Xᵀ and the weight gradient G X, 2·E·H·n·d each (what autograd does).
-    executed (analytic engine, n < d): the update W += A X (2·E·H·n·d) and the pre-activation update
-    Z += A XXᵀ (2·E·H·n²), with the exact W Xᵀ once per mlp_backprop.GRAM_REFRESH steps and at both ends."""
+    executed (analytic engine, n < d): per step the pre-activation update Z += A XXᵀ (2·E·H·n²); once per
+    mlp_backprop.GRAM_REFRESH steps and at both ends the deferred update W += C X and the exact W Xᵀ
+    (2·E·H·n·d each)."""
     nominal = 4 * E * H * n * d * steps
     refresh = steps // mlp_backprop.GRAM_REFRESH + 2
-    executed = (2 * E * H * n * d + 2 * E * H * n * n) * steps + 2 * E * H * n * d * refresh
+    executed = 2 * E * H * n * n * steps + 4 * E * H * n * d * refresh
     return {"nominal": nominal, "executed": executed}
 
 

@@ -72,10 +72,12 @@ class Guarded:
                 if t > t0 or check_t0:
                     bad = self.check()
                     if bad is not None:
+                        self.b.flush()
                         return t, bad
                 if t < t1:
                     self.b.gd_step(self.scales)
             self.b.forward()
+            self.b.flush()
         self.b.z0_ok = False  # an observer sees (and may touch) the weights: recompute Z_0 after the next step
         return None
 

@@ -117,10 +117,13 @@ def build(model, X: torch.Tensor, y: torch.Tensor, loss: str) -> Net | str:
 
 
 def member_bytes(net: Net, N: int) -> int:
-    """Bytes one member touches per step: its weights and its activations (Z, H, σ' per layer)."""
+    """Bytes one member touches per step: its activations (Z, H, σ' per layer) and its weights, except the first
+    layer's when its update is deferred (N < d, :class:`Block`): then the per-step coefficient buffer C_0
+    (d_1 × N) stands in for W_0, which is read and written once per :data:`GRAM_REFRESH` steps."""
     size = net.weights[0].element_size()
-    w = sum(int(t[0].numel()) for t in net.weights)
-    a = sum(3 * t.shape[1] * N for t in net.weights)
+    deferred = N < net.weights[0].shape[-1] and GRAM_REFRESH > 0
+    w = sum(int(t[0].numel()) for t in net.weights[1 if deferred else 0:])
+    a = sum(3 * t.shape[1] * N for t in net.weights) + (net.weights[0].shape[1] * N if deferred else 0)
     return size * (w + a)
 
 
@@ -167,8 +170,13 @@ class Block:
         # W_0 += A X  ⇒  Z_0 += μ_0 A XXᵀ, O(c d_1 N²) instead of the O(c d_1 N d) product W_0 Xᵀ.
         d = self.X.shape[-1]
         self.gram = self.X @ self.XT if gram and N < d and GRAM_REFRESH > 0 else None  # (1 | c, N, N)
-        self.z0_ok = False     # Z_0 holds μ_0 W_0 Xᵀ at the current W_0
+        self.z0_ok = False     # Z_0 holds μ_0 W_0 Xᵀ at the current W_0 (plus the pending C_0 X)
         self.since = 0         # Gram updates since Z_0 was last computed from W_0
+        # Deferred first-layer update: the steps' A (W_0 += A X) are summed in C_0 (c, d_1, N) and applied as one
+        # product W_0 += C_0 X when W_0 is next read (a refresh of Z_0, the end of a segment): per step the
+        # block touches C_0 instead of streaming W_0 (d/N times larger) from memory. Same sum, other rounding.
+        self.C = torch.zeros_like(self.Z[0]) if self.gram is not None else None
+        self.pending = False   # C_0 holds updates not yet applied to W_0
 
     def rebind(self, X: torch.Tensor, y: torch.Tensor | None) -> "Block":
         """Point the block at other inputs (1, N, d) with the same N (and labels, when given)."""
@@ -177,9 +185,17 @@ class Block:
         self.X, self.XT = X, X.transpose(1, 2)
         if y is not None:
             self.y = y
+        self.flush()
         self.u = self.cur = None
-        self.z0_ok, self.gram = False, None
+        self.z0_ok, self.gram, self.C = False, None, None
         return self
+
+    def flush(self) -> None:
+        """W_0 += C_0 X (the deferred first-layer updates), C_0 ← 0."""
+        if self.pending:
+            self._gemm(0, self.C, self.W[0], accumulate=True)
+            self.C.zero_()
+            self.pending = False
 
     # -- forward ---------------------------------------------------------------------------------------
     def _layer0(self, out: torch.Tensor) -> None:
@@ -199,6 +215,7 @@ class Block:
             Z = self.Z[l]
             if l == 0:
                 if not self.z0_ok:
+                    self.flush()
                     self._layer0(Z)
                     if net.mult[0] != 1.0:
                         Z.mul_(net.mult[0])
@@ -275,7 +292,11 @@ class Block:
 
         def sink(l, dZ):
             A = dZ * scales[l]
-            self._gemm(l, A, self.W[l], accumulate=True)
+            if l == 0 and self.C is not None:
+                self.C.add_(A)
+                self.pending = True
+            else:
+                self._gemm(l, A, self.W[l], accumulate=True)
             if l == 0:
                 self._gram_update(A)
 
