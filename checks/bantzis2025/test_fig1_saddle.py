@@ -152,16 +152,20 @@ def test_dominant_singular_value_after_first_escape(record, ctx):
 
 @pytest.mark.claim("bantzis2025/fig-1")
 def test_plateau_criterion_rejects_steady_decline(record):
-    """Companion: loss curves without a plateau (linear, exponential, accelerating, early exponential drop)
-    are never classified 'plateau then escape' by the rate criterion of the check above."""
+    """Companion: loss curves without a plateau (linear, exponential, accelerating, early exponential drop, and a
+    linear decline logged on a geometric grid, where the loss changes between logs grow with the spacing while
+    the rate per step is constant) are never classified 'plateau then escape' by the rate criterion of the
+    check above."""
     t = np.arange(0, 4001, 100.0)
+    t_geo = np.concatenate([[0.0], np.geomspace(0.1, 4000, 41)])
     C0 = 0.45
     curves = {"linear": C0 * (1 - t / 8000), "exponential": C0 * np.exp(-t / 3000),
               "accelerating (quadratic)": C0 * (1 - 0.5 * (t / 4000) ** 2),
-              "early exponential drop": C0 * (0.8 + 0.2 * np.exp(-t / 300))}
+              "early exponential drop": C0 * (0.8 + 0.2 * np.exp(-t / 300)),
+              "linear, geometric log grid": C0 * (1 - t_geo / 8000)}
     rows = []
     for name, c in curves.items():
-        prof = S.escape_profile(c, t, C0, drop=0.05, plateau_factor=RATE_FACTOR)
+        prof = S.escape_profile(c, t_geo if "geometric" in name else t, C0, drop=0.05, plateau_factor=RATE_FACTOR)
         rows.append({"curve": name, "escape log": prof["esc"], "plateau rate / escape rate": prof["rate_ratio"],
                      "classified plateau then escape": prof["plateau_then_escape"]})
     # and a genuine plateau-then-escape curve is accepted (the criterion is not always negative)

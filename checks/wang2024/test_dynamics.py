@@ -485,7 +485,8 @@ def _relu_runs(ctx):
         W = net.W * torch.tensor([m ** -q for q in qs], dtype=X.dtype).view(-1, 1, 1)
         a = net.a
         vfn = lambda V: cc.mlp_varrho(V, a, Xe, fw.RELU)
-        rec = dict(varrho=[], rate=[], rate_WWt=[], Nterm=[], Qterm=[], jvp=[], fd=[], flip=[], xs=[], k=[])
+        rec = dict(varrho=[], rate=[], rate_WWt=[], Nterm=[], Qterm=[], jvp=[], fd=[], flip=[], xs=[], k=[], W=[],
+                   dW=[])
         for k in range(steps + 1):
             dW, _ = dyn.relu_increment(W, a, X, y, fw.RELU)
             e = dyn.error_weights((fw.RELU(X @ W.transpose(-1, -2)) * a.unsqueeze(1)).sum(-1), y)
@@ -504,9 +505,11 @@ def _relu_runs(ctx):
                 rec["flip"].append(torch.stack([(((Xe @ (W + h * dW).transpose(-1, -2)) > 0) != pat).flatten(1).any(-1)
                                                 for h in hs]))  # (H, E)
                 rec["k"].append(k)
+                rec["W"].append(W.clone())
+                rec["dW"].append(dW.clone())
             W = W + eta * dW
         fw.mlp_opnorm_controls(W, a, Xe)  # the Jacobian norms behind ϱ vs the core's default opnorm and SVD
-        out[m] = {kk: (torch.stack(v) if kk != "k" else v) for kk, v in rec.items()} | dict(qs=qs, eta=eta, hs=hs, every=every)
+        out[m] = {kk: (torch.stack(v) if kk != "k" else v) for kk, v in rec.items()} | dict(qs=qs, eta=eta, hs=hs, every=every, a=a, Xe=Xe)
     _RELU[key] = out
     return out
 
@@ -580,8 +583,31 @@ def test_relu_rate_identity(record, ctx):
     assert ok, (rows, med, flip, jv)
 
 
-def _relu_wrong_rates(R):
-    return {"v from W W^T (as printed in Thm 5.5)": R["rate_WWt"], "no 1/2": 2 * R["rate"],
+def _printed_v_rate(W, a, dW, Xe):
+    """The rate with Thm 5.5's printed v (top eigenvector of W Wᵀ, x-independent), written here apart from
+    :func:`dyn.relu_rates`: ½(Ṅ/N − Q̇_v/Q), N = E_x‖aᵀD(x)W‖², Q = E_x‖D(x)W‖₂², and the derivatives along Ẇ
+    with D and v frozen taken by torch.func.jvp of h ↦ (E_x‖aᵀD(x)W_h‖², E_x‖vᵀD(x)W_h‖²), W_h = W + hẆ.
+    W (m, d), a (m,), dW (m, d), Xe (Ne, d)."""
+    D = (Xe @ W.T > 0).to(W.dtype)                           # (Ne, m): σ' of ReLU
+    v = torch.linalg.svd(W, full_matrices=False)[0][:, 0]    # top left singular vector of W = top eigvec of WWᵀ
+
+    def terms(h):
+        Wh = W + h * dW
+        return torch.stack([((a * D) @ Wh).pow(2).sum(-1).mean(), ((v * D) @ Wh).pow(2).sum(-1).mean()])
+
+    val, dot = torch.func.jvp(terms, (torch.zeros((), dtype=W.dtype),), (torch.ones((), dtype=W.dtype),))
+    Q = torch.linalg.matrix_norm(D.unsqueeze(-1) * W, ord=2).pow(2).mean()
+    return 0.5 * (dot[0] / val[0] - dot[1] / Q)
+
+
+def _printed_v_rates(R):
+    """_printed_v_rate at every recorded step and member of a ReLU run: (T, E)."""
+    return torch.stack([torch.stack([_printed_v_rate(W[e], R["a"][e], dW[e], R["Xe"]) for e in range(W.shape[0])])
+                        for W, dW in zip(R["W"], R["dW"])])
+
+
+def _relu_wrong_rates(R, printed):
+    return {"v from W W^T (as printed in Thm 5.5)": printed, "no 1/2": 2 * R["rate"],
             # ½(E Ṅ − E Q̇)/E Q, with E Ṅ/E Q = (E Ṅ/E N)·ϱ² (ϱ² = E N/E Q since ‖a‖ = 1)
             "1/N replaced by 1/Q (Eq. 105 as an equality)": 0.5 * (R["Nterm"] * R["varrho"] ** 2 - R["Qterm"])}
 
@@ -601,10 +627,14 @@ def test_relu_rate_identity_rejects_wrong(record, ctx):
     i16, imin = hs.index(ETA_RELU / 16), 0  # hs is sorted ascending: index 0 is the smallest h
     summary, ok = [], True
     true_all, fd_all, wrong_all = [], [], {}
+    pin = 0.0  # dyn.relu_rates' printed-v rate against _printed_v_rate, relative to the size of its two terms
     for m, R in _relu_runs(ctx).items():
+        printed = _printed_v_rates(R)
+        scale = (R["Nterm"].abs() + (R["Nterm"] - 2 * printed).abs()) / 2   # (|Ṅ/N| + |Q̇_v/Q|)/2
+        pin = max(pin, float(((R["rate_WWt"] - printed).abs() / scale).max()))
         true_all.append(R["rate"].flatten())
         fd_all.append(R["fd"].transpose(0, 1).flatten(1))  # (H, T·E) in the original h order
-        for name, w in _relu_wrong_rates(R).items():
+        for name, w in _relu_wrong_rates(R, printed).items():
             wrong_all.setdefault(name, []).append(w.flatten())
     t = torch.cat(true_all)
     order = [R["hs"].index(h) for h in hs]
@@ -628,8 +658,10 @@ def test_relu_rate_identity_rejects_wrong(record, ctx):
     record("holds" if ok else "violated", role="companion", observed=sum(s["# of those rejected"] for s in summary),
            bound=sum(s["# changing the rate"] for s in summary),
            tightness="# mutation cases rejected / # that change the rate by ≥ 2× the FD resolution",
-           table=summary, config={"h in fit": hfit})
+           table=summary + [{"max |dyn.relu_rates printed-v rate - _printed_v_rate| / term size": pin,
+                             "tolerance": RATE_EXACT}], config={"h in fit": hfit})
     assert ok, summary
+    assert pin <= RATE_EXACT, pin  # the printed-v variant of the production routine is the formula written here
 
 
 _SCALE: dict = {}

@@ -73,7 +73,7 @@ def pgd_l2(f: Callable, X: torch.Tensor, y: torch.Tensor, radii, *, steps: int =
         starts.append(e)
     rr = radii.view(1, R, 1, 1)
     eps = torch.stack(starts) * rr  # (K, R, N, d)
-    best = (sign * lossf(X + eps)).detach().amax(0) if True else None
+    best = (sign * lossf(X + eps)).detach().amax(0)
     alpha = 2.5 * rr / steps
     for _ in range(steps):
         eps.requires_grad_(True)
