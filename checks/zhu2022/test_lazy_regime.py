@@ -298,6 +298,26 @@ def test_decomposition_material_deviation(ctx, record):
     assert rejected, per
 
 
+def _log_g(s: str, m: int, L: int) -> float:
+    """log of Lemma 4's shape g(m, L) = √(L³(m+1)) e^{−m²/((m+1)L³)} β_1 β_L γ^{L−2} √m, written here apart from
+    ``lazy.lemma4_shape`` / ``lazy.lemma4_log_shape`` (the stds and γ of the scheme from ``schemes``)."""
+    st_ = schemes.stds(s, fz.LAZY["d"], m, L)
+    gam = schemes.gamma(st_[1], m) if L > 2 else 1.0
+    return (1.5 * math.log(L) + 0.5 * math.log(m + 1) - m * m / ((m + 1) * L ** 3) + math.log(st_[0])
+            + math.log(st_[-1]) + (L - 2) * math.log(gam) + 0.5 * math.log(m))
+
+
+def _shape_pin(agg) -> float:
+    """Largest relative gap of the sweep's g (and log g) against :func:`_log_g` over the cells."""
+    gap = 0.0
+    for (s, L, m), a in agg.items():
+        lg = _log_g(s, m, L)
+        gap = max(gap, abs(a["log_shape4"] - lg) / max(1.0, abs(lg)))
+        if a["shape4"] > 1e-250:
+            gap = max(gap, abs(a["shape4"] / math.exp(lg) - 1))
+    return gap
+
+
 @pytest.mark.claim("zhu2022/thm-1")
 def test_theorem1_bound_and_trends(ctx, record):
     """Reading "reconstructed" (both records): the Lemma-4 constant is an unspecified O(·), so it is fitted here, and the
@@ -311,6 +331,7 @@ def test_theorem1_bound_and_trends(ctx, record):
     (T_init does not depend on L), so judged on the measured deviation term: slope of log dev > 0
     (the slope of log PT is reported: at δ = 0.03 it is dominated by the init term's Jensen slack)."""
     agg = _lazy_sweep_checked(ctx)
+    shape_gap = _shape_pin(agg)  # the g(m, L) the bound uses against its formula written in this file
     table, worst, worst_mut = [], 0.0, {}
     Lmax = max(k[1] for k in agg)
     for (s, L) in sorted({(k[0], k[1]) for k in agg}):
@@ -336,6 +357,7 @@ def test_theorem1_bound_and_trends(ctx, record):
            tightness="max over cells of PT/(Ĉ g + T_init), Ĉ fitted on the smallest width of each (init, L)",
            config={**fz.LAZY, "cells": _cells(ctx)},
            hypotheses={"cells where the bound exceeds the trivial eps E|J_T|": vac, "production path": _production_path(agg),
+                       "max rel. gap of g(m, L) against its formula in the check": shape_gap,
                        **_status_summary(_decomposition_table(agg))},
            finding=(f"the bound exceeds the trivial ε E‖J_T‖ in {len(vac)} cells" if vac else ""),
            note=(f"every cell lazy (max rel. weight change {max(a['rel_max'] for a in agg.values()):.3f}); the deviation "
@@ -365,6 +387,7 @@ def test_theorem1_bound_and_trends(ctx, record):
     assert ok_bound, worst
     assert rej, worst_mut
     assert ok_trend, trends
+    assert shape_gap <= 1e-12, shape_gap
 
 
 def _welch_less(a, b):

@@ -59,10 +59,6 @@ def rank_two_weights(w3: int = -1):
     return [W1, W2, W3]
 
 
-def rank_one_weights(phi, w3: int = 1):
-    return [sp.Matrix([[sp.cos(phi), sp.sin(phi)]]), sp.Matrix([[1]]), sp.Matrix([[w3]])]
-
-
 def exact_L0(Ws, X, G):
     """L0 = Σ_j G_j f(x_j), exact."""
     Y = exact_forward(Ws, X)
@@ -214,22 +210,6 @@ def exact_s2_enumerated(X: torch.Tensor, G: torch.Tensor) -> tuple[float, np.nda
     vals = np.abs(np.maximum(0.0, C @ Xn.T) @ g)
     i = int(vals.argmax())
     return float(vals[i]), C[i], int(C.shape[0])
-
-
-def exact_s2_params(X, G, w: np.ndarray) -> list:
-    """The single-neuron depth-2 optimum on ‖θ‖² = 2: W_1 = wᵀ, W_2 = â (â = Gᵀσ(Xw)/‖·‖, negated)."""
-    Xn, Gn = X.detach().cpu().numpy(), G.detach().cpu().numpy()
-    Gn = Gn.reshape(len(Gn), -1)
-    a = Gn.T @ np.maximum(0.0, Xn @ w)
-    a = -a / np.linalg.norm(a)
-    dt, dev = X.dtype, X.device
-    return [torch.tensor(w[None, None, :], dtype=dt, device=dev), torch.tensor(a[None, :, None], dtype=dt, device=dev)]
-
-
-def circle_rank_two_speed_is_half() -> bool:
-    """Convenience: exact L0 of Eq. (2) with w3 = −1 equals −½."""
-    X, G = exact_data()
-    return exact_L0(rank_two_weights(-1), X, G) == -RANK_TWO_SPEED
 
 
 SQRT2_MINUS_1 = math.sqrt(2) - 1
