@@ -30,8 +30,9 @@ UNION_ALPHA = 1e-3  # lem-9: two-sided test that the measured frequency matches 
 EVENT_ALPHA = 1e-3  # lem-9 proof step, lem-10 projection event, thm-3 init events (family-wise over the two)
 
 
-def _run(ctx, m):
-    return fz.two_layer_run(m, math.sqrt(m), ctx.device, ctx.dtype, ctx.seed, tuple(sorted(fz.TWO_LAYER.items())))
+def _run(ctx, m, cfg=None):
+    cfg = fz.TWO_LAYER if cfg is None else cfg
+    return fz.two_layer_run(m, math.sqrt(m), ctx.device, ctx.dtype, ctx.seed, tuple(sorted(cfg.items())))
 
 
 def _widths(ctx):
@@ -482,10 +483,11 @@ def test_output_layer_radius_and_projection_event(ctx, record):
     assert mut > 0
 
 
-def _short_run(ctx, m):
+def _short_run(ctx, m, cfg=None):
     """GD from the same init as two_layer_run with a step small enough to resolve [0, min(t₁, t₂)]. R'_w, R'_a, t₁, t₂
-    use each member's own ‖y − f(0)‖ (r0, shape (E,)); the window is the smallest over the members."""
-    r = _run(ctx, m)
+    use each member's own ‖y − f(0)‖ (r0, shape (E,)); the window is the smallest over the members. cfg: the
+    configuration of two_layer_run (fz.TWO_LAYER unless given)."""
+    r = _run(ctx, m, cfg)
     X, y, alpha, n = r["X"], r["y"], r["alpha"], r["X"].shape[0]
     lam0 = _lam0(r)
     r0 = ((y - r["f"][0]) ** 2).sum(-1).sqrt()  # (E,)
@@ -550,12 +552,48 @@ def _lemma11_events(s, with_conclusions=False):
     return rep
 
 
+# Issue 19: on fz.TWO_LAYER (d = 5, n = 8) no member is on every event of Lemma 11's proof: Lemma 7's ‖H(0) − H^∞‖₂ ≤
+# λ₀/4 fails on all of them at m ≤ 1024 (‖H(0) − H^∞‖₂/λ₀ ≥ 0.67 at m = 256, seeds 0–9; λ₀ = 0.08–0.17), and Lemma 9's
+# |a_r(0)| ≤ √8 β₂ on most (per-neuron tail 2Φ̄(√8) = 4.7e-3: 30/40 members fail at m = 256, 40/40 at m ≥ 1024; at
+# m = 4096 Lemma 7's event holds on 11/40 and Lemma 9's on none). A larger m helps Lemma 7 but hurts Lemma 9 at fixed
+# n, so the inside configuration raises n (Lemma 9's level √n β₂) and d (near-orthogonal data, λ₀ ≈ 0.33):
+# fz.TWO_LAYER_INSIDE (d = 96, n = 20) at INSIDE_M = 2048. Members inside at seeds 0–19: 75/80, ≥ 3/4 at every seed
+# (off: Lemma 7's event 3, ‖H(0) − H^∞‖₂/λ₀ = 0.11–0.27; |a_r(0)| > √20 β₂ for some r 2, P = 1.6 % per member). Smaller
+# sizes leave members off at some seed (seeds 0–19): d = 64, n = 16, m = 2048: 62/80, one seed 1/4 (|a_r(0)| > 4β₂ for
+# some r: P = 12 % per member); m = 1536: 68/80, ≥ 2/4; d = 64, n = 20, m = 2048: 69/80, ≥ 2/4 (Lemma 7's event off on 10).
+INSIDE_M = 2048
+
+
+def _window_members(s):
+    """Per-member figures of Lemma 11's conclusions on the short run s: min_t λ_min(H(t))/λ₀, max_{t>0} R̂_w/R'_w and
+    R̂_a/R'_a (each member's own r0), max_{t>0} R̂_w/(R'_w/100) (the companion), each (E,); and the certified
+    coverage t₁(R_a = 0)/t_half per member (t_half from the long run of the same init)."""
+    r, tr, lam0 = s["r"], s["tr"], s["lam0"]
+    n, alpha, m = r["X"].shape[0], r["alpha"], r["m"]
+    t = torch.tensor(tr.steps, dtype=r["X"].dtype, device=r["X"].device) * s["eta"]
+    W, a, H = tr.stacked("W"), tr.stacked("a"), tr.stacked("H")
+    dW = (W - W[0]).norm(dim=-1).amax(-1)  # (T, E)
+    da = (a - a[0]).abs().amax(-1)
+    Rpw = _Rp_members(tl.Rp_w, t, s["r0"], lam0, alpha, n, B2, s["Ra"])
+    Rpa = _Rp_members(tl.Rp_a, t, s["r0"], lam0, alpha, n, m, B1, s["Rw"])
+    res_e = ((r["y"] - r["f"]) ** 2).sum(-1)  # (T, E) on the long run
+    t_half_e = [float(r["t"][int((res_e[:, e] <= res_e[0, e] / 2).nonzero()[0])]) for e in range(res_e.shape[1])]
+    Rw0 = tl.R_w(lam0, alpha, n, m, B1, B2, 0.0)
+    cover = [tl.t1(lam0, alpha, n, B2, 0.0, Rw0, float(v)) / th for v, th in zip(s["r0"], t_half_e)]
+    return {"lmin": torch.linalg.eigvalsh(H)[..., 0].amin(0) / lam0, "rw": (dW[1:] / Rpw[1:]).amax(0),
+            "ra": (da[1:] / Rpa[1:]).amax(0), "mut": (dW[1:] / (0.01 * Rpw[1:])).amax(0),
+            "cover": torch.tensor(cover, dtype=r["X"].dtype, device=r["X"].device), "t_half": t_half_e}
+
+
 @pytest.mark.claim("zhu2022/lem-11")
 def test_joint_control_up_to_min_t1_t2(ctx, record):
     """For t < min(t₁, t₂) (R_a = legible part, R_w from its formula, per-member ‖y − f(0)‖): λ_min(H(t)) ≥ λ₀/2,
     |a_r(t) − a_r(0)| ≤ R'_a(t), ‖w_r(t) − w_r(0)‖ ≤ R'_w(t) at every GD step (η = min(t₁,t₂)/60); and how much of
     training the window covers (vacuous when it is < 1% of the time the loss takes to halve).
-    Companion: R'_w 100× smaller must be violated."""
+    Hypothesis report per member (_lemma11_events): on fz.TWO_LAYER no member is on every event; the same conclusions
+    are judged on fz.TWO_LAYER_INSIDE at INSIDE_M on the members inside (record "as-stated"; the others "outside-
+    hypotheses", asserted too; "not-applicable" at a draw with none inside).
+    Companion: R'_w 100× smaller must be violated (on both configurations)."""
     m = _widths(ctx)[0]
     s = _short_run(ctx, m)
     r, tr = s["r"], s["tr"]
@@ -609,8 +647,55 @@ def test_joint_control_up_to_min_t1_t2(ctx, record):
     mutated = float((dW[1:] / (0.01 * Rpw[1:])).max())  # wrong version: R'_w 100× smaller
     record("holds" if mutated > 1 else "violated", role="companion", observed=mutated, bound=1.0,
            note=f"wrong version R'_w/100: max R̂_w/(R'_w/100) = {mutated:.3g} (> 1: rejected)")
+    # issue 19: the same conclusions on fz.TWO_LAYER_INSIDE at INSIDE_M, judged on the members on every event of the
+    # proof (the others recorded apart, reading "outside-hypotheses", and asserted too)
+    si = _short_run(ctx, INSIDE_M, fz.TWO_LAYER_INSIDE)
+    evi, fi = _lemma11_events(si), _window_members(si)
+    ins = torch.tensor(evi["inside"], device=fi["lmin"].device)
+    cfg_i = {"m": INSIDE_M, **fz.TWO_LAYER_INSIDE, "steps": 60, "eta": si["eta"], "lambda0": si["lam0"],
+             "R_a": "legible part alpha*sqrt(lambda0/(8nm))"}
+    hyp_i = {"hypothesis report (per member)": evi, "R_a (legible part)": si["Ra"], "R_w": si["Rw"],
+             "min_t lambda_min(H(t))/lambda0 per member": fi["lmin"], "max R_w hat/R'_w per member": fi["rw"],
+             "max R_a hat/R'_a per member": fi["ra"], "certified coverage t1(R_a=0)/t_half per member": fi["cover"]}
+
+    def _judge_i(sel):
+        l_, w_, a_ = float(fi["lmin"][sel].min()), float(fi["rw"][sel].max()), float(fi["ra"][sel].max())
+        return l_, w_, a_, l_ >= 0.5 and w_ <= 1 and a_ <= 1
+
+    ok_in = ok_out = True
+    if bool(ins.any()):
+        l_in, rw_in, ra_in, ok_in = _judge_i(ins)
+        cov_in = float(fi["cover"][ins].max())
+        v_in = ("vacuous" if cov_in < 1e-2 else "holds") if ok_in else "violated"
+        record(v_in, observed=max(rw_in, ra_in), bound=1.0, config=cfg_i, covers=["lambda_min", "a radius", "w radius"],
+               finding_type="vacuous" if v_in == "vacuous" else "", hypotheses=hyp_i,
+               tightness="max over steps and the members inside of R̂/R' (radii); min λ_min(H(t))/λ₀ in the note",
+               note=(f"inside the hypotheses: {evi['members inside']} members on every event the proof invokes (d = "
+                     f"{fz.TWO_LAYER_INSIDE['d']}, n = {fz.TWO_LAYER_INSIDE['n']}, m = {INSIDE_M}); on them min λ_min(H(t))/λ₀ = "
+                     f"{l_in:.3f} (≥ 0.5), max R̂_w/R'_w = {rw_in:.3g}, max R̂_a/R'_a = {ra_in:.3g}"),
+               finding=("" if v_in != "vacuous" else
+                        f"Inside every event of the proof the three conclusions hold on [0, min(t1,t2)], but for every value "
+                        f"of the illegible R_a the window is at most {cov_in:.1e} of the time the loss takes to halve."))
+    else:
+        record("not-applicable", config=cfg_i, hypotheses=hyp_i,
+               note=(f"precondition not met at this draw: no member of the inside configuration is on every event the "
+                     f"proof invokes ({'; '.join(evi['outside_reasons'])}); its conclusions are recorded outside only"))
+    if not bool(ins.all()):
+        l_out, rw_out, ra_out, ok_out = _judge_i(~ins)
+        record("holds" if ok_out else "violated", reading="outside-hypotheses", observed=max(rw_out, ra_out), bound=1.0,
+               config=cfg_i, hypotheses=hyp_i, tightness="max R̂/R' (radii) over the members off an event",
+               note=(f"members of the inside configuration off an event ({'; '.join(evi['outside_reasons'])}): min "
+                     f"λ_min/λ₀ = {l_out:.3f}; reported, never counted against the paper"))
+    sel_i = ins if bool(ins.any()) else ~ins  # the members inside; all of them at a draw with none inside
+    mut_i = float(fi["mut"][sel_i].min())
+    record("holds" if mut_i > 1 else "violated", role="companion", observed=mut_i, bound=1.0,
+           note=(f"wrong version R'_w/100 on the inside configuration: min over the members "
+                 f"{'inside' if bool(ins.any()) else '(none inside: all)'} of max_t R̂_w/(R'_w/100) = {mut_i:.3g} "
+                 "(> 1 on every one: rejected)"))
     assert ok, (ok_l, rw, ra)
     assert mutated > 1
+    assert ok_in and ok_out, hyp_i
+    assert mut_i > 1
 
 
 @pytest.mark.claim("zhu2022/thm-3")
@@ -715,6 +800,29 @@ def test_stability_bound_24_and_init_events(ctx, record):
     assert rejected
 
 
+def _eq25_members(s, Xt, eps):
+    """Per member of the short run s at its last step t = min(t₁, t₂): P(f_t, ε), (24), (25) with R'_a, R'_w at t
+    (each member's own r0) and (25) at R'_a = R'_w = 0; and the hypothesis report of (25): Lemma 11's events and
+    conclusions on [0, t] and the per-neuron init events of Theorem 3's proof."""
+    from theory.sim.models import DeepMLP
+    r, tr = s["r"], s["tr"]
+    n, d, m, alpha = r["X"].shape[0], r["X"].shape[1], r["m"], r["alpha"]
+    Wt, at = tr.stacked("W")[-1], tr.stacked("a")[-1]
+    P = pt.stability_scalar(pt.input_grads(DeepMLP([Wt, at[:, None, :]], r["net"].act, 1.0 / alpha), Xt), eps)
+    Rpa = [float(tl.Rp_a(s["tmin"], s["lam0"], alpha, n, m, B1, s["Rw"], float(v))) for v in s["r0"]]
+    Rpw = [float(tl.Rp_w(s["tmin"], s["lam0"], alpha, n, B2, s["Ra"], float(v))) for v in s["r0"]]
+    b25 = torch.tensor([tl.eq25_bound(eps, m, alpha, n, d, B1, B2, pa, pw) for pa, pw in zip(Rpa, Rpw)],
+                       dtype=P.dtype, device=P.device)
+    ev = _lemma11_events(s, with_conclusions=True)
+    ie = tl.thm3_init_events(r["a"][0], r["W"][0], n, B1, B2)
+    rep = tl.event_report({**{k: torch.tensor(v) for k, v in ev["events"].items()},
+                           "|a_r(0)| <= sqrt(2/pi) n beta2 for all r": ie["ok_a"],
+                           "|w_r(0)| <= 4 beta1 sqrt(d) + 2 beta1 sqrt(log n) for all r": ie["ok_w"]})
+    rep["figures"] = ev["figures"]
+    return {"P": P, "b24": tl.eq24_bound(at, Wt, alpha, eps), "b25": b25, "Rpa": Rpa, "Rpw": Rpw,
+            "b25_free": tl.eq25_bound(eps, m, alpha, n, d, B1, B2, 0.0, 0.0), "report": rep}
+
+
 @pytest.mark.claim("zhu2022/thm-3")
 def test_eq25_at_window_end(ctx, record):
     """(25) with R'_a, R'_w evaluated at t = min(t₁, t₂) (the theorem's own radii; R_a = legible part; each member's
@@ -722,8 +830,10 @@ def test_eq25_at_window_end(ctx, record):
     P(f_t, ε) ≤ (εm/α)(R'_a + √(2/π)nβ₂)(R'_w + 4β₁√d + 2β₁√log n).
     (25) bounds the deterministic (24), (ε/α)Σ_r|a_r(t)|‖w_r(t)‖, term by term through initialisation events; it is
     recorded 'vacuous' when it exceeds (24) on the same network (it then says nothing that the one-line Cauchy–Schwarz
-    bound does not). Companion: the bound for a single average neuron, (ε/α)(R'_a + √(2/π)β₂)(R'_w + β₁√d) (sum over
-    neurons and tail factors dropped), must be violated."""
+    bound does not). Also judged on fz.TWO_LAYER_INSIDE at INSIDE_M, on the members on every event of Lemma 11 (and its
+    conclusions on [0, t]) and on Theorem 3's init events (_eq25_members; the others "outside-hypotheses").
+    Companion: the bound for a single average neuron, (ε/α)(R'_a + √(2/π)β₂)(R'_w + β₁√d) (sum over neurons and tail
+    factors dropped), must be violated (on both configurations)."""
     m = _widths(ctx)[0]
     s = _short_run(ctx, m)
     r, tr, eps = s["r"], s["tr"], 0.1
@@ -796,9 +906,64 @@ def test_eq25_at_window_end(ctx, record):
     record("holds" if rej == P.numel() else "violated", role="companion", observed=float((P / b_mut).min()), bound=1.0,
            note=(f"wrong version (one average neuron, (ε/α)(R'_a + √(2/π)β₂)(R'_w + β₁√d)): violated on {rej}/{P.numel()} "
                  f"members; the true (25) is {1 / ratio:.3g}× P, so only versions tightened by more than that can be rejected"))
+    # issue 19: (25) at the window end on fz.TWO_LAYER_INSIDE at INSIDE_M, judged on the members on every event of
+    # Lemma 11 (and its conclusions on [0, t]) and on Theorem 3's init events; the others recorded apart and asserted too
+    si = _short_run(ctx, INSIDE_M, fz.TWO_LAYER_INSIDE)
+    n_i, d_i = si["r"]["X"].shape
+    Xti = torch.randn(256, d_i, generator=record.generator({"t": "eq25-inside"}), dtype=ctx.dtype, device=ctx.device)
+    qi = _eq25_members(si, Xti / Xti.norm(dim=1, keepdim=True), eps)
+    rep_i = qi["report"]
+    ins = torch.tensor(rep_i["inside"], device=qi["P"].device)
+    r25, r24, f24 = qi["P"] / qi["b25"], qi["b25"] / qi["b24"], qi["b25_free"] / qi["b24"]
+    ia, iw = math.sqrt(2 / math.pi) * n_i * B2, 4 * B1 * math.sqrt(d_i) + 2 * B1 * math.sqrt(math.log(n_i))
+    sh_ai, sh_wi = max(pa / (pa + ia) for pa in qi["Rpa"]), max(pw / (pw + iw) for pw in qi["Rpw"])
+    cap_ai, cap_wi = si["Ra"] / (si["Ra"] + ia), si["Rw"] / (si["Rw"] + iw)
+    cfg_i = {"m": INSIDE_M, "eps": eps, **fz.TWO_LAYER_INSIDE, "lambda0": si["lam0"], "t = min(t1, t2)": si["tmin"],
+             "share of term R'_a (movement of a)": sh_ai, "share of term R'_w (movement of w)": sh_wi,
+             "cap of the R'_a share under the hypotheses": cap_ai, "cap of the R'_w share under the hypotheses": cap_wi}
+    hyp_i = {"hypothesis report (per member)": rep_i, "R'_a(tmin) per member": qi["Rpa"], "R'_w(tmin) per member": qi["Rpw"],
+             "P/(25) per member": r25, "(25)/(24) per member": r24, "(R_a-free lower bound)/(24) per member": f24}
+    ok_in = ok_out = True
+    if bool(ins.any()):
+        ratio_in, over_in, free_in = float(r25[ins].max()), float(r24[ins].min()), float(f24[ins].min())
+        ok_in = ratio_in <= 1.0
+        v_in = ("vacuous" if free_in >= 1 else "holds") if ok_in else "violated"
+        record(v_in, observed=float(qi["P"][ins].max()), bound=float(qi["b25"][ins].min()), ratio=ratio_in, config=cfg_i,
+               covers=["(25) at window end"] + (init_terms if max(sh_ai, sh_wi) <= 0.75 else []),
+               finding_type="vacuous" if v_in == "vacuous" else "", hypotheses=hyp_i,
+               tightness="max over the members inside of P/(25) at t = min(t1, t2)",
+               note=(f"inside the hypotheses: {rep_i['members inside']} members on every event of Lemma 11 (with its "
+                     f"conclusions on [0, t]) and Theorem 3's init events (d = {d_i}, n = {n_i}, m = {INSIDE_M}); on them "
+                     f"max P/(25) = {ratio_in:.3g}, min (25)/(24) = {over_in:.3g}; movement terms at most {sh_ai:.1e} (a) "
+                     f"and {sh_wi:.1e} (w) of their factors (untested parts, as above)"),
+               finding=("" if v_in != "vacuous" else
+                        f"Inside every event of the proof, (25) is still {over_in:.3g}× or more (24) on the same networks "
+                        f"(its R_a-free part {free_in:.3g}× or more): vacuous inside the hypotheses too."))
+    else:
+        record("not-applicable", config=cfg_i, hypotheses=hyp_i,
+               note=(f"precondition not met at this draw: no member of the inside configuration is on every event of "
+                     f"(25) ({'; '.join(rep_i['outside_reasons'])}); (25) is recorded outside only"))
+    if not bool(ins.all()):
+        ratio_out = float(r25[~ins].max())
+        ok_out = ratio_out <= 1.0
+        record("holds" if ok_out else "violated", reading="outside-hypotheses", observed=ratio_out, bound=1.0,
+               config=cfg_i, hypotheses=hyp_i, tightness="max P/(25) over the members off an event",
+               note=(f"members of the inside configuration off an event ({'; '.join(rep_i['outside_reasons'])}): "
+                     "reported, never counted against the paper"))
+    b_mut = torch.tensor([eps / si["r"]["alpha"] * (pa + math.sqrt(2 / math.pi) * B2) * (pw + B1 * math.sqrt(d_i))
+                          for pa, pw in zip(qi["Rpa"], qi["Rpw"])], dtype=ctx.dtype, device=ctx.device)
+    sel_i = ins if bool(ins.any()) else ~ins  # the members inside; all of them at a draw with none inside
+    mut_i = float((qi["P"] / b_mut)[sel_i].min())
+    record("holds" if mut_i > 1 else "violated", role="companion", observed=mut_i, bound=1.0,
+           note=(f"wrong version (one average neuron) on the inside configuration: min over the members "
+                 f"{'inside' if bool(ins.any()) else '(none inside: all)'} of P/bound = {mut_i:.3g} (> 1 on every one: "
+                 "rejected)"))
     assert ok, ratio
     assert rej == P.numel()
     assert max(cap_a, cap_w) < 0.25, (cap_a, cap_w)  # the note's claim: movement terms immaterial under the hypotheses
+    assert ok_in and ok_out, hyp_i
+    assert mut_i > 1, mut_i
+    assert max(cap_ai, cap_wi) < 0.25, (cap_ai, cap_wi)
 
 
 WIDTH_C = (1.75, 2.0)  # β₁ = β₂ = m^{-c}: inside the hypothesis c > 1.5 (OCR line 837)
