@@ -39,7 +39,7 @@ import torch
 from fixtures import data as fdata
 from theory.device import DEFAULT_DTYPE, get_device
 from theory.papers.kou2023.stable_rank import srank_and_norm_from_gram
-from theory.sim import models, train
+from theory.sim import losses, models, train
 
 ACTIVATIONS = ("leaky_relu", "relu")
 DATA_KINDS = ("G", "O", "N", "P", "D")
@@ -477,7 +477,7 @@ def simulate(cfg: KouConfig, data: KouData, net: models.TwoClassNet, *, eta=None
     def _obs(t, state, u):
         Z = state.Z.reshape(E, 2, m, n)
         rho = None
-        dl = -torch.sigmoid(-y * u)  # ℓ'(y_i f(x_i)), (E, n)
+        dl = y * losses.derivative("logistic", u, y, validate=False)  # ℓ'(y_i f(x_i)) = y_i ∂ℓ/∂u_i (y_i² = 1), (E, n)
         if track:
             act = Z >= 0  # σ'-pattern (σ'(0) = 1)
             tt = torch.full((E,), t, dtype=torch.long, device=X.device)
@@ -500,7 +500,7 @@ def simulate(cfg: KouConfig, data: KouData, net: models.TwoClassNet, *, eta=None
             if "Z" in observe:
                 obs["Z"].append(Z.clone())
             if "loss" in observe:
-                obs["loss"].append(torch.nn.functional.softplus(-y * u).mean(-1))
+                obs["loss"].append(losses.loss("logistic", u, y))
             if "dl" in observe:
                 obs["dl"].append(dl.clone())
             if "margin" in observe:
