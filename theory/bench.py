@@ -166,17 +166,21 @@ def bench_ensemble(dev, steps: int, loop_members: int, E=64, seed=0, engines=("w
 def bench_minibatch(dev, epochs: int = 2, E=4, m=1024, d=784, N=4096, batch=512, seed=0) -> dict:
     """Minibatch SGD and Adam (Wang et al. §6 shapes: BCE, batch 512, d = 784) on E two-layer nets of width m:
     the analytic engine vs autograd, same process, same batch order; max relative difference of the weights.
-    GEMM bound: the nominal FLOPs (forward W Xᵀ and gradient G X per batch, 2·E·m·batch·d each) at the machine's
-    measured float64 GEMM rate."""
+    GEMM bound: the nominal FLOPs at the machine's measured float64 GEMM rate: per batch the forward W Xᵀ and the
+    gradient G X (2·E·m·batch·d each), and per epoch (0 included) the full-data forward pass that the trainer's
+    divergence guard and records read (2·E·m·N·d)."""
     g = torch.Generator(device=dev).manual_seed(seed)
     rate = gemm_rate(dev)
-    bound = 4 * E * m * batch * d * (N // batch) * epochs / 1e9 / rate
+    bound = (4 * E * m * batch * d * (N // batch) * epochs + 2 * E * m * N * d * (epochs + 1)) / 1e9 / rate
     X = torch.randn(N, d, generator=g, dtype=torch.float64, device=dev) / d ** 0.5
     y = (torch.rand(N, generator=g, dtype=torch.float64, device=dev) < 0.5).to(torch.float64)
     net = models.TwoLayerNet.init(E, m, d, act="relu", generator=g, device=dev)
     out = {"E": E, "m": m, "d": d, "N": N, "batch": batch, "epochs": epochs, "device": str(dev),
            "gemm_gflops": round(rate, 2), "gemm_bound_seconds": round(bound, 3),
            "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+    for engine in ("analytic", "autograd"):  # warm-up (thread pool, allocator) on one batch, not timed
+        one = models.TwoLayerNet(net.W.clone(), net.a, net.act)
+        train.sgd(one, X[:batch], y[:batch], loss="bce", lr=3e-3, epochs=1, batch=batch, record=[1], engine=engine)
     for opt in ("sgd", "adam"):
         res, W = {}, {}
         for engine in ("analytic", "autograd"):
