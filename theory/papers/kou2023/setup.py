@@ -289,8 +289,6 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
     Z0 = W0 @ data.X.T.unsqueeze(0).unsqueeze(0)  # (E,2,m,n)
     beta = Z0.abs().flatten(1).max(1).values.cpu().numpy()  # (E,)
     S0 = active_at_init(Z0, data).sum(1).cpu().numpy()  # (E, n)
-    wn2 = (W0 ** 2).sum(-1).flatten(1).cpu().numpy()  # (E, 2m)
-    norm_ok = np.all((wn2 >= 0.5 * s0[:, None] ** 2 * d) & (wn2 <= 1.5 * s0[:, None] ** 2 * d), axis=1)
     npos, nneg = int((data.y > 0).sum()), int((data.y < 0).sum())
     R2 = st.R ** 2
     c_data_R = math.inf if st.p == 0 else st.R_min ** 2 / (R2 * n * st.p)
@@ -340,7 +338,7 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
         "beta": float(beta.max()), "beta_over_gamma": float(beta.max() / g) if g > 0 else None,
         "S0_min_frac": float(S0.min() / m), "S0_max_frac": float(S0.max() / m),
         "c_prime": float(m / max(S0.min(), 1)),
-        "init_norms_ok": bool(norm_ok.all()), "diag_dominant": st.diag_dominant,
+        "init_norms_ok": bool(ev["A1_norms"].all()), "diag_dominant": st.diag_dominant,
         "event_A1": bool(ev["A1"].all()), "event_A2": bool(ev["A2"].all()) if cfg.act == "relu" else None,
         "m_for_A2 (50 log(2n/δ))": 50 * math.log(2 * n / cfg.delta),
         "inside": not reasons, "outside_reasons": reasons,
