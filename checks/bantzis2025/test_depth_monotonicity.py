@@ -41,9 +41,12 @@ def _construction_report(th, X, G, k):
         "loss_ok": bool((v2 <= v + REL * v.abs()).all()),
         "rank_one": bool((ranks == 1).all()),
         "nonneg": bool((minZ >= 0).all()),
-        "gain_min": float(e.gain.min()), "gain_median": float(e.gain.median()), "gain_max": float(e.gain.max()),
-        # the reported gain against L0(θ')/L0(θ) from the two losses evaluated here
-        "gain_err": float((e.gain - v2 / v).abs().max()),
+        # the gain s(θ')/s(θ) over the draws with L0(θ) ≠ 0 (a random deep net can have every ReLU off on X: 0/0),
+        # and against L0(θ')/L0(θ) from the two losses evaluated here
+        "L0 = 0 draws": int((v == 0).sum()),
+        "gain_min": float(e.gain[v != 0].min()), "gain_median": float(e.gain[v != 0].median()),
+        "gain_max": float(e.gain[v != 0].max()),
+        "gain_err": float((e.gain - v2 / v)[v != 0].abs().max()),
     }
 
 
