@@ -24,7 +24,10 @@ def runs(tmp_path_factory):
     r = P.pytest(tmp, "--report", "one")
     assert r.returncode == 0, r.stdout + r.stderr
     assert cli.main(["durations", str(tmp / "one"), "-o", str(tmp / "durations.json")]) == 0
+    # least_duration: pytest-split 0.11's default algorithm can raise IndexError at collection when the
+    # second group reaches its share while tests remain (a 0 s duration or rounding at the boundary)
     shards = P.pytest_parallel(tmp, *[["--report", f"shard{g}", "--splits", "2", "--group", str(g),
+                                        "--splitting-algorithm", "least_duration",
                                         "--durations-path", str(tmp / "durations.json")] for g in (1, 2)])
     for r in shards:
         assert r.returncode == 0, r.stdout + r.stderr
