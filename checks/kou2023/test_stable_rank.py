@@ -169,6 +169,13 @@ def test_leaky_srank_rate_and_certificate(ctx, record):
     A0 = W0 @ W0.transpose(-1, -2)
     C = run.rho / data.norms2
     fro, dC = sr.spread_blocks(A0, run.Z0, C, data.G)  # (T, E, 2)
+    # the d-free blocks against ‖W_j − 1w_{j,1}ᵀ‖_F² formed in weight space (W = W0 + C X) at the first and last grid
+    # points; the block form cancels terms of size ‖w_r‖² ~ the entries of A0, so 1e-10 relative to them
+    for g in (0, -1):
+        Wk = W0 + C[g] @ data.X
+        fro_w = ((Wk - Wk[..., :1, :]) ** 2).sum((-1, -2))
+        scale = float(A0.diagonal(dim1=-2, dim2=-1).sum(-1).max() + (Wk ** 2).sum((-1, -2)).max())
+        assert float((fro[g] - fro_w).abs().max()) <= 1e-10 * scale, "spread_blocks differs from ‖E_j‖_F² in weight space"
     spec2 = run.spec ** 2
     cert = (fro / spec2).cpu().numpy()
     pos = t >= 1

@@ -750,6 +750,11 @@ def test_stability_bound_24_and_init_events(ctx, record):
         # ie (above, from the same a0, w0): the production events that gate Thm 3's inside members
         assert torch.equal(ie["ok_a"], ~bad_a.any(-1)) and torch.equal(ie["ok_w"], ~bad_w.any(-1)), \
             "tl.thm3_init_events differs from the per-neuron events of Eq. (25)'s proof"
+        # the ratios too (every member inside leaves the flags blind to a looser threshold)
+        ra = a0.abs().amax(-1) / (math.sqrt(2 / math.pi) * n * B2)
+        rw = w0.norm(dim=-1).amax(-1) / (4 * B1 * math.sqrt(d) + 2 * B1 * math.sqrt(math.log(n)))
+        assert torch.allclose(ie["ratio_a"], ra, rtol=1e-12, atol=0) and torch.allclose(ie["ratio_w"], rw, rtol=1e-12, atol=0), \
+            "tl.thm3_init_events' ratios differ from Eq. (25)'s events"
         fa_n, fw_n, tot = fa_n + fa, fw_n + fw, tot + a0.numel()
         fa_mut += int((a0.abs() > math.sqrt(2 / math.pi) * B2).sum())
         table.append({"m": m, "per-neuron |a_r(0)| event failure": fa / a0.numel(), "per-neuron |w_r(0)| event failure": fw / a0.numel()})
