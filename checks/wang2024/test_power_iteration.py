@@ -61,6 +61,7 @@ def test_power_iteration_vs_svd(record, ctx):
     gen = record.generator({"N": N})
     Js, X, _, deep = _jacobians(gen)
     rows, worst_mono, worst_over, worst_ratio, errs, plateaus = [], 0.0, -1.0, 0.0, {}, []
+    n_unstopped = 0  # samples that ran to max_iter (the (30 iterations, tol 1e-4) setting must have some)
     for name, J in Js.items():
         for tol, mi in ((1e-6, 10_000), (1e-4, 30)):
             s, it, H, delta = _run(J, tol, mi, record.generator({"N": N, "tol": tol, "J": name}))
@@ -69,6 +70,12 @@ def test_power_iteration_vs_svd(record, ctx):
             worst_mono = max(worst_mono, float(((H[:-1] - H[1:]) / H[:-1]).max()))
             worst_over = max(worst_over, float((H / s1 - 1).max()))
             conv = it < mi  # stopped by the tolerance
+            # Algorithm 2 runs until its rule stops it or for exactly max_iter iterations: a sample whose last relative
+            # change still exceeds tol ran max_iter of them (the history holds as many estimates as the longest run)
+            unstopped = delta > tol
+            assert bool((it[unstopped] == mi).all()) and H.shape[0] == int(it.max()) and int(it.max()) <= mi, \
+                (name, tol, int(unstopped.sum()), int(it.max()))
+            n_unstopped = n_unstopped + int(unstopped.sum())
             plateau = conv & (q >= 0.5)  # stopped on a plateau nearer σ₂ than σ₁ (u₀ almost ⊥ top vector)
             asym = conv & (q < 0.5)
             ratio = (err / (pred + 8 * ULP))[asym]
@@ -121,6 +128,7 @@ def test_power_iteration_vs_svd(record, ctx):
                 f"default opnorm (Lanczos) vs exact: {ctl['default (lanczos) vs exact']:.1e}; on c·f, c = 2^±30: "
                 f"power route max error {max(e_ for e_, _ in scaled.values()):.1e}, iteration shift {it_shift}, "
                 f"default vs exact {sctl['default (lanczos) vs exact, scaled']:.1e}.")
+    assert n_unstopped > 0  # the max_iter branch ran (30 iterations at tol 1e-4 stop some samples short)
     assert worst_mono <= 4 * ULP and worst_over <= 4 * ULP, (worst_mono, worst_over)
     assert worst_ratio <= 1.0, rows  # two-component bound (module docstring); more components only increase δ
     assert jvp_err <= 1e-8, jvp_err
