@@ -107,6 +107,20 @@ def test_hidden_space_gd_equals_weight_space_gd(ctx, act):
     torch.testing.assert_close(n1.W, n2.W, rtol=0, atol=1e-13)
 
 
+def test_hidden_space_gd_every_step_hook(ctx):
+    """``every`` sees every step 0..T once, with the outputs of that step's weights (the recorded steps' losses
+    agree), and stores nothing: the trajectory holds only ``record``."""
+    g = ctx.generator("core/gd_hidden", "every")
+    X, y = _data(g, n=8, d=30)
+    net = models.TwoClassNet.init(2, 10, 30, sigma0=0.05, act="relu", generator=g)
+    seen = {}
+    tr, _ = train.gd_hidden(net, X, y, loss="logistic", lr=2.0, steps=50, record=[0, 10, 50],
+                            every=lambda t, st, u: seen.__setitem__(t, losses.loss("logistic", u, y)))
+    assert sorted(seen) == list(range(51)) and tr.steps == [0, 10, 50]
+    for k, t in enumerate(tr.steps):
+        torch.testing.assert_close(seen[t], tr.loss[k], rtol=0, atol=0)
+
+
 def test_hidden_space_gd_per_member_data_and_slopes(ctx):
     """gd_hidden with one data set (X_e, y_e) and one leaky slope γ_e per member (seeds × slopes on the
     ensemble axis) equals separate single-member runs, and autograd GD on the same batched model."""

@@ -275,7 +275,7 @@ def _nh_storage(state: HiddenState) -> tuple[torch.Tensor, torch.Tensor]:
 def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
               record: Sequence[int] | None = None, observe: Callable | None = None,
               state: HiddenState | None = None, blowup: float = 1e8, write_back: bool = True,
-              guard_every: int = 100):
+              guard_every: int = 100, every: Callable | None = None):
     """Exact first-layer GD in pre-activation space; returns (trajectory, state).
 
     With W(t) = W(0) + C(t) X (first layer only; readout c fixed) one GD step is
@@ -285,7 +285,10 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
     ``X`` is (N, d), shared by all members, or (E, N, d), one data set per member (seeds that draw
     their own data share the ensemble axis); ``y`` is (N,) or (E, N).
 
-    ``observe(step, state, outputs)`` is called at recorded steps. ``state`` resumes a
+    ``observe(step, state, outputs)`` is called at recorded steps; ``every(step, state, outputs)`` at every
+    step (after ``observe`` where both run), with nothing stored: per-step trackers use it rather than
+    recording every step, whose per-step loss records pin the heap between the step's large temporaries
+    (glibc grew a 2·10⁵-step Kou run past 23 GB that way). ``state`` resumes a
     previous run (then step numbers continue from 0 of this call). With
     ``write_back`` the model's W is set to W(T) at the end. Divergence is checked every
     ``guard_every`` steps and at every recorded step.
@@ -327,6 +330,8 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
             _guard(t, cur, first, blowup)
             if t in rec:
                 traj._add(t, cur, observe(t, state, u) if observe else None)
+        if every is not None:
+            every(t, state, u)
         if t == steps:
             break
         Ct.addcmul_(s, losses.derivative(loss, u, y, validate=False).unsqueeze(-1) * step_size)  # C += dC

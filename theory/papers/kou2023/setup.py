@@ -543,9 +543,9 @@ def simulate(cfg: KouConfig, data: KouData, net: models.TwoClassNet, *, eta=None
             tr["acc"] += dl.abs()
         return out
 
-    rec = list(range(steps + 1)) if track else grid
-    _, state = train.gd_hidden(net, X, y, loss="logistic", lr=eta_t, steps=steps, record=rec,
-                               observe=_obs, write_back=True)
+    # with track the trackers run at every step through ``every`` (nothing stored per step), else at the grid only
+    _, state = train.gd_hidden(net, X, y, loss="logistic", lr=eta_t, steps=steps, record=grid,
+                               observe=None if track else _obs, every=_obs if track else None, write_back=True)
     stacked = {k: torch.stack(v) for k, v in obs.items() if v}
     run = KouRun(cfg, data, eta_t, hyp, np.asarray(grid), Z0, S0, state, stacked)
     if track:
