@@ -20,6 +20,11 @@ class Trajectory:
     steps: list = field(default_factory=list)
     loss: list = field(default_factory=list)
     obs: dict = field(default_factory=dict)
+    # the recorded losses live in one buffer grown by doubling (``loss`` holds row views): a clone per step of a
+    # run that records every step interleaves 10⁵ tiny allocations with the step's large temporaries and
+    # fragments the heap (a Kou run reached 23 GB that way)
+    _buf: torch.Tensor | None = field(default=None, repr=False)
+    _n: int = field(default=0, repr=False)
 
     def loss_tensor(self) -> torch.Tensor:
         return torch.stack(self.loss)
@@ -29,7 +34,22 @@ class Trajectory:
 
     def _add(self, step: int, loss: torch.Tensor, extra: dict | None) -> None:
         self.steps.append(step)
-        self.loss.append(loss.detach().clone())
+        v, b = loss.detach(), self._buf
+        if b is not None and (b.shape[1:] != v.shape or b.dtype != v.dtype or b.device != v.device):
+            self.loss.append(v.clone())  # a loss unlike the buffer's rows: kept apart
+        else:
+            if b is None:
+                b = v.new_empty((64, *v.shape))
+            elif self._n == b.shape[0]:
+                grown = b.new_empty((2 * self._n, *v.shape))
+                grown[: self._n] = b
+                b = grown  # earlier rows stay views of the previous buffer (same values)
+            b[self._n].copy_(v)
+            self.loss.append(b[self._n])
+            self._buf, self._n = b, self._n + 1
+        self._add_extra(extra)
+
+    def _add_extra(self, extra: dict | None) -> None:
         for k, v in (extra or {}).items():
             self.obs.setdefault(k, []).append(v.detach().clone() if isinstance(v, torch.Tensor) else v)
 
