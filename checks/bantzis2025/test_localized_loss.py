@@ -34,6 +34,9 @@ def test_forward_map_matches_definition(record, ctx):
         th = [torch.randn(2, dims[l + 1], dims[l], generator=gen, dtype=ctx.dtype) for l in range(L)]
         X = torch.randn(7, dims[0], generator=gen, dtype=ctx.dtype)
         Y = loc.output(th, X)
+        # the same net with W_L negated: a linear output gives exactly −Y, so one of the two has negative entries
+        # whatever the draw (unless every output is 0); a ReLU on the output would make both ≥ 0
+        Yn = loc.output(th[:-1] + [-th[-1]], X)
         ref = np.stack([_loop_forward(w[e].tolist() for w in th) if False else
                         _loop_forward([w[e].numpy() for w in th], X.numpy()) for e in range(2)])
         err = float(np.abs(Y.numpy() - ref).max())
@@ -43,12 +46,15 @@ def test_forward_map_matches_definition(record, ctx):
         rows.append({"dims": dims, "P": P, "max |forward − loops|": err,
                      "P = Σ n_ℓ n_{ℓ−1}": sum(w[0].numel() for w in th) == P,
                      "‖θ‖² = Σ‖W_ℓ‖_F²": abs(sq - sum(float((w[0] ** 2).sum()) for w in th)) <= 1e-12 * sq,
-                     # linear output: some outputs are negative; with a ReLU on the output the map would differ
-                     "output has negative entries": bool((Y < 0).any()),
-                     "ReLU on the output rejected": float((torch.relu(Y) - Y).abs().max()) > 1e-3})
+                     # linear output: θ and θ with −W_L give Y and −Y, one of them with negative entries; with a ReLU
+                     # on the output the map would differ
+                     "output has negative entries": bool((Y < 0).any() or (Yn < 0).any()),
+                     "−W_L gives −Y": float((Yn + Y).abs().max()) <= 1e-12 * float(Y.abs().max()),
+                     "ReLU on the output rejected": max(float((torch.relu(Y) - Y).abs().max()),
+                                                        float((torch.relu(Yn) - Yn).abs().max())) > 1e-3})
     # sums of ≤ 6 products of O(1) numbers in float64
     ok = worst <= 1e-12 and all(r["P = Σ n_ℓ n_{ℓ−1}"] and r["‖θ‖² = Σ‖W_ℓ‖_F²"] and r["output has negative entries"]
-                                and r["ReLU on the output rejected"] for r in rows)
+                                and r["−W_L gives −Y"] and r["ReLU on the output rejected"] for r in rows)
     record("holds" if ok else "violated", observed=worst, bound=1e-12, table=rows, evidence="identity",
            covers=["forward recursion", "no ReLU on the output", "P and ||theta||^2"],
            note="bias-free, σ = ReLU on hidden layers only, P = Σ n_ℓ n_{ℓ−1}, ‖θ‖² = Σ‖W_ℓ‖_F²; "

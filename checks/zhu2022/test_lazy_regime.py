@@ -5,8 +5,9 @@ P(f,ε) ≤ E‖(J_T − J_0)(x − x̂)‖ + (E‖J_0(x − x̂)‖²)^{1/2} �
 Quantities per ε (scalar output, closed form of def-1): P0 = P(f_0)/ε, PT = P(f_T)/ε,
 dev = E‖(J_T − J_0)(x − x̂)‖/ε (the Lemma-4 term, measured), T_init = (mβ_1²β_L²γ^{2(L−2)}/2)^{1/2}.
 A run is lazy when max_l ‖ΔW_l‖_F/‖W_l(0)‖_F ≤ 0.1 (catalog). The sweep (fixtures.zhu2022.lazy_sweep) fits a
-residual of relative size δ = 0.03 around each net's initial function, so every cell is lazy; the checks assert
-that (a non-lazy cell fails the test, it is never skipped) and that every (init, L) has at least two widths.
+residual of relative size δ = 0.03 around each net's initial function, so nearly every cell is lazy (max rel. change
+≈ 0.1 only at m = 16); a cell that is not lazy at a draw is recorded as outside the hypotheses and not judged (never
+re-drawn), and the checks assert that every (init, L) keeps at least two lazy widths.
 """
 from __future__ import annotations
 
@@ -65,11 +66,19 @@ def _production_path(agg) -> str:
             f"(tol {OPNORM_LANCZOS_TOL:.0e}); the check's ‖∇f‖ vs exact: {own:.1e} (tol {OPNORM_EXACT_TOL:.0e})")
 
 
-def _lazy_sweep_checked(ctx):
-    """The aggregated sweep, after asserting the lazy hypothesis in every cell and ≥ 2 widths per (init, L)."""
-    agg = _agg(_sweep(ctx))
-    not_lazy = {k: round(a["rel_max"], 3) for k, a in agg.items() if a["rel_max"] > lazy.LAZY_MAX_REL_CHANGE}
-    assert not not_lazy, f"cells outside the lazy regime (max rel. weight change > 0.1): {not_lazy}"
+def _lazy_sweep_checked(ctx, record):
+    """The aggregated sweep restricted to its lazy cells, after asserting ≥ 2 lazy widths per (init, L). A cell whose
+    run left the lazy regime at this draw (max rel. weight change > 0.1 in some member: 0.101 at m = 16, L = 2 for
+    LeCun and He at --seed 26) is outside the theorem's hypotheses: it is recorded (reading "outside-hypotheses",
+    not applicable) and not judged, never re-drawn."""
+    full = _agg(_sweep(ctx))
+    agg = {k: a for k, a in full.items() if a["rel_max"] <= lazy.LAZY_MAX_REL_CHANGE}
+    not_lazy = {f"{s}, L={L}, m={m}": round(a["rel_max"], 4) for (s, L, m), a in sorted(full.items()) if (s, L, m) not in agg}
+    if not_lazy:
+        record("not-applicable", reading="outside-hypotheses", table=_decomposition_table({k: full[k] for k in full if k not in agg}),
+               config={**fz.LAZY, "cells outside the lazy regime (max rel. weight change)": not_lazy},
+               note=(f"{len(not_lazy)} of {len(full)} cells left the lazy regime at this draw (max rel. weight change > "
+                     f"{lazy.LAZY_MAX_REL_CHANGE}): outside the hypotheses of training in the lazy regime, not judged"))
     groups = {(s, L) for (s, L, _) in agg}
     thin = [g for g in groups if sum(1 for k in agg if k[:2] == g) < 2]
     assert not thin, f"(init, L) with fewer than two widths: {thin}"
@@ -195,7 +204,7 @@ def test_decomposition_after_training(ctx, record):
     bound; test_decomposition_material_deviation runs a configuration where it is ≥ 25 %.
     Companion: 'PT ≤ P0' (the deviation term dropped, i.e. training cannot change P) must be violated by at least
     one network of every initialisation."""
-    agg = _lazy_sweep_checked(ctx)
+    agg = _lazy_sweep_checked(ctx, record)
     rows = _sweep(ctx)
     tri = max(r["PT"] / (r["P0"] + r["dev"]) for r in rows)
     table = _decomposition_table(agg)
@@ -330,7 +339,7 @@ def test_theorem1_bound_and_trends(ctx, record):
     LeCun 'depth helps' — slope of log PT < 0; He/NTK 'depth hurts' — carried in the theorem by the lazy term
     (T_init does not depend on L), so judged on the measured deviation term: slope of log dev > 0
     (the slope of log PT is reported: at δ = 0.03 it is dominated by the init term's Jensen slack)."""
-    agg = _lazy_sweep_checked(ctx)
+    agg = _lazy_sweep_checked(ctx, record)
     shape_gap = _shape_pin(agg)  # the g(m, L) the bound uses against its formula written in this file
     table, worst, worst_mut = [], 0.0, {}
     Lmax = max(k[1] for k in agg)
@@ -360,7 +369,7 @@ def test_theorem1_bound_and_trends(ctx, record):
                        "max rel. gap of g(m, L) against its formula in the check": shape_gap,
                        **_status_summary(_decomposition_table(agg))},
            finding=(f"the bound exceeds the trivial ε E‖J_T‖ in {len(vac)} cells" if vac else ""),
-           note=(f"every cell lazy (max rel. weight change {max(a['rel_max'] for a in agg.values()):.3f}); the deviation "
+           note=(f"every judged cell lazy (max rel. weight change {max(a['rel_max'] for a in agg.values()):.3f}); the deviation "
                  f"term is at most {max(r['C_hat g'] / (r['C_hat g'] + r['T_init']) for r in table):.1%} of the bound, "
                  "so the bound is carried by the exact init term (Lemma 4's shape is checked in test_lemma4_deviation_decay)"))
     rej = all(v > 1 for v in worst_mut.values())
@@ -368,16 +377,18 @@ def test_theorem1_bound_and_trends(ctx, record):
            note=f"wrong init term T_init·2^(-(L-2)/2) at L={Lmax}: min over initialisations of max PT/bound = "
                 f"{min(worst_mut.values()):.3f} (> 1: rejected) " + str({k: round(v, 3) for k, v in worst_mut.items()}))
     # depth consequences
-    common = sorted(set.intersection(*[{k[2] for k in agg if k[1] == L} for L in {k[1] for k in agg}]))
+    # per initialisation: the lazy widths common to all its depths (a non-lazy cell drops out of its own scheme only)
+    common = {s: sorted(set.intersection(*[{k[2] for k in agg if k[0] == s and k[1] == L}
+                                            for L in {k[1] for k in agg if k[0] == s}])) for s in ("lecun", "he", "ntk")}
     tcrit = lambda dof: float(st.t.ppf(1 - TREND_ALPHA / (2 * 3), dof))
     trends = {}
     for s, key, sign in (("lecun", "log_PT", -1), ("he", "log_dev", 1), ("ntk", "log_dev", 1)):
-        b, se, dof = _slope_in_depth(agg, s, key, common)
+        b, se, dof = _slope_in_depth(agg, s, key, common[s])
         lo, hi = b - tcrit(dof) * se, b + tcrit(dof) * se
         trends[f"{s}: slope of {key[4:]} per layer"] = {"slope": b, "CI": (lo, hi), "claimed sign": sign,
                                                         "confirmed": (hi < 0) if sign < 0 else (lo > 0)}
     for s in ("he", "ntk"):
-        b, se, dof = _slope_in_depth(agg, s, "log_PT", common)
+        b, se, dof = _slope_in_depth(agg, s, "log_PT", common[s])
         trends[f"{s}: slope of PT per layer (reported)"] = {"slope": b, "CI": (b - tcrit(dof) * se, b + tcrit(dof) * se)}
     ok_trend = all(v["confirmed"] for v in trends.values() if "confirmed" in v)
     record("holds" if ok_trend else "violated", observed=trends["lecun: slope of PT per layer"]["slope"], bound=0.0,
@@ -430,7 +441,7 @@ def test_lemma4_deviation_decay(ctx, record):
     lower 99% (Bonferroni over the rows) confidence bound of dev(m)/dev(m_fit) (Welch interval on log dev over seeds)
     exceeds g(m)/g(m_fit); the size is pinned: by a factor ≥ 10^20. Control (plain assert): the same procedure
     accepts a width-independent shape."""
-    agg = _lazy_sweep_checked(ctx)
+    agg = _lazy_sweep_checked(ctx, record)
     groups = sorted({(k[0], k[1]) for k in agg})
     inside = {g: sorted(k[2] for k in agg if k[:2] == g and lazy.within_borrowed_lemmas(k[2], g[1])) for g in groups}
     outside = {g: sorted(k[2] for k in agg if k[:2] == g) for g in groups if any(
@@ -490,7 +501,7 @@ def test_width_tradeoff_information(ctx, record):
     Reported: per (init, L) whose g peaks inside the grid, the measured dev ratio between the smallest width and the
     grid's argmax of g vs the shape's ratio, with a one-sided Welch p-value of 'dev falls'. Control (plain assert):
     the same Welch test on data planted with g's shape does not call it falling."""
-    agg = _lazy_sweep_checked(ctx)
+    agg = _lazy_sweep_checked(ctx, record)
     groups = sorted({(k[0], k[1]) for k in agg})
     tests = []
     for (s, L) in groups:
