@@ -31,10 +31,13 @@ E6_ALPHA = 0.01  # level of each one-sided test of the TOST equivalence test (pe
 # η_e = c / λ_e with λ_e the larger of the top eigenvalues of the Gauss–Newton Hessian of the mean squared loss
 # (= λ_max(Θ_e(0))/n, Θ_e the NTK Gram, for a scalar output) and of the full loss Hessian (residual term included:
 # it dominates for absolute targets on a small-output init, e.g. deep LeCun at m = 16), fixtures.zhu2022._lr_hessian
-# and sharpness; c = 1, half the stability limit 2/λ of the linearised dynamics. Runs guarded: a member whose loss exceeds fixtures.zhu2022.DIVERGE_FACTOR × its initial loss
+# and sharpness; c = 1, half the stability limit 2/λ of the linearised dynamics. Where an arm starts from a small-output
+# rescaling of another arm's draw (E.1's non-lazy arm, E.6's LeCun arm), its sharpness grows with its weights, and its
+# rate is capped at that of the same draw at He scale. Runs guarded: a member whose loss exceeds fixtures.zhu2022.DIVERGE_FACTOR × its initial loss
 # at any step stops the run, and the record reports the precondition failure.
 LR_RULE = {"step size rule": "eta_e = c / max(lambda_max(GN Hessian_e(0)), lambda_max(loss Hessian_e(0))), c = 1 "
-                              "(per member, batched)",
+                              "(per member, batched); E.6's LeCun members capped at their He member's rate (same draw "
+                              "at He scale: their sharpness grows from a tiny-output init)",
            "divergence guard": f"loss > {fz.DIVERGE_FACTOR:g} x initial loss at any step"}
 
 
