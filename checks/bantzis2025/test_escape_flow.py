@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from theory import ClaimViolation, assert_claim
+from theory.errors import DivergenceError
 from theory.papers.bantzis2025 import bounds as B
 from theory.papers.bantzis2025 import escape as es
 from theory.papers.bantzis2025 import localized as loc
@@ -486,7 +487,18 @@ def test_scaling_law(record, ctx):
         # a generic start near (not on) the ray, still inside one activation region (smooth flow)
         th0 = [p + 0.02 * torch.randn(p.shape, generator=gen, dtype=ctx.dtype) for p in rho]
         th0 = loc.scale(th0, torch.tensor([0.3], dtype=ctx.dtype))
-        t = np.linspace(0, 0.2, 5)
+        # the flows below follow one path up to τ = T·2^{L−2} (the wrong version at α = 2): the horizon T starts at 0.2
+        # and is halved until that path is smooth (DOP853 fails where it reaches a ReLU kink: --seed 32), so every draw
+        # is judged on a smooth stretch of its own flow; T is recorded
+        T = 0.2
+        while True:
+            try:
+                es.flow(th0, X, G, np.linspace(0, T * 2.0 ** (L - 2), 5))
+                break
+            except DivergenceError:
+                T /= 2
+                assert T > 1e-4, f"L={L}: no smooth stretch of the flow from the perturbed ray start"
+        t = np.linspace(0, T, 5)
         _, base, _ = es.flow(th0, X, G, t)
         for alpha in (0.5, 2.0):
             _, tr, _ = es.flow(loc.scale(th0, torch.tensor([alpha], dtype=ctx.dtype)), X, G, t / alpha ** (L - 2))
@@ -494,7 +506,7 @@ def test_scaling_law(record, ctx):
             wrong = max(float((a - alpha * b).norm() / (alpha * b).norm()) for a, b in
                         zip(es.flow(loc.scale(th0, torch.tensor([alpha], dtype=ctx.dtype)), X, G, t)[1], base))
             worst = max(worst, e)
-            rows.append({"L": L, "alpha": alpha, "rel err αθ(α^{L−2}t)": e, "rel err without time change": wrong})
+            rows.append({"L": L, "alpha": alpha, "horizon T": T, "rel err αθ(α^{L−2}t)": e, "rel err without time change": wrong})
     # DOP853 at rtol 1e-11 on a smooth flow: trajectories agree to ~1e-10; 1e-8 leaves margin. The wrong version
     # (no time change) is rejected when it misses by 100× that tolerance: its error is the flow's displacement over
     # the horizon, which depends on the draw (8e-4 at seed 10, where 1e-3 had been required)
