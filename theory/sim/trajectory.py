@@ -1,6 +1,7 @@
 """What a training run records, and its divergence guard (shared by the engines of :mod:`theory.sim.train`).
 
 - :class:`Trajectory` — recorded steps, per-member losses (T, E), observer outputs.
+- :class:`RowBuffer` — same-shape rows appended into one tensor grown by doubling (no allocation per step).
 - :func:`bad_members` / :func:`divergence_error` / :func:`guard` — a member diverges when its loss is not
   finite or exceeds ``blowup`` × its initial loss; the error names the step and the members.
 """
@@ -13,6 +14,37 @@ import torch
 from ..errors import DivergenceError
 
 
+class RowBuffer:
+    """Rows of one shape appended into one tensor grown by doubling; ``append`` returns the row's view and
+    ``tensor()`` the rows so far. A run that keeps a small tensor per step otherwise interleaves 10⁵ tiny
+    allocations with each step's large temporaries and fragments the heap (a Kou full-profile run reached 23 GB)."""
+
+    def __init__(self):
+        self.buf: torch.Tensor | None = None
+        self.n = 0
+
+    def fits(self, v: torch.Tensor) -> bool:
+        b = self.buf
+        return b is None or (b.shape[1:] == v.shape and b.dtype == v.dtype and b.device == v.device)
+
+    def append(self, v: torch.Tensor) -> torch.Tensor:
+        b = self.buf
+        if b is None:
+            b = v.new_empty((64, *v.shape))
+        elif self.n == b.shape[0]:
+            grown = b.new_empty((2 * self.n, *v.shape))
+            grown[: self.n] = b
+            b = grown  # earlier rows handed out stay views of the previous buffer (same values)
+        b[self.n].copy_(v)
+        self.buf, self.n = b, self.n + 1
+        return b[self.n - 1]
+
+    def tensor(self) -> torch.Tensor:
+        if self.buf is None:
+            raise ValueError("no rows were appended")
+        return self.buf[: self.n]
+
+
 @dataclass
 class Trajectory:
     """What a run recorded: times, per-member losses (T, E), and observer outputs."""
@@ -20,11 +52,8 @@ class Trajectory:
     steps: list = field(default_factory=list)
     loss: list = field(default_factory=list)
     obs: dict = field(default_factory=dict)
-    # the recorded losses live in one buffer grown by doubling (``loss`` holds row views): a clone per step of a
-    # run that records every step interleaves 10⁵ tiny allocations with the step's large temporaries and
-    # fragments the heap (a Kou run reached 23 GB that way)
-    _buf: torch.Tensor | None = field(default=None, repr=False)
-    _n: int = field(default=0, repr=False)
+    # the recorded losses live in one RowBuffer (``loss`` holds row views): no allocation per recorded step
+    _rows: RowBuffer = field(default_factory=RowBuffer, repr=False)
 
     def loss_tensor(self) -> torch.Tensor:
         return torch.stack(self.loss)
@@ -34,22 +63,8 @@ class Trajectory:
 
     def _add(self, step: int, loss: torch.Tensor, extra: dict | None) -> None:
         self.steps.append(step)
-        v, b = loss.detach(), self._buf
-        if b is not None and (b.shape[1:] != v.shape or b.dtype != v.dtype or b.device != v.device):
-            self.loss.append(v.clone())  # a loss unlike the buffer's rows: kept apart
-        else:
-            if b is None:
-                b = v.new_empty((64, *v.shape))
-            elif self._n == b.shape[0]:
-                grown = b.new_empty((2 * self._n, *v.shape))
-                grown[: self._n] = b
-                b = grown  # earlier rows stay views of the previous buffer (same values)
-            b[self._n].copy_(v)
-            self.loss.append(b[self._n])
-            self._buf, self._n = b, self._n + 1
-        self._add_extra(extra)
-
-    def _add_extra(self, extra: dict | None) -> None:
+        v = loss.detach()
+        self.loss.append(self._rows.append(v) if self._rows.fits(v) else v.clone())  # unlike the rows: kept apart
         for k, v in (extra or {}).items():
             self.obs.setdefault(k, []).append(v.detach().clone() if isinstance(v, torch.Tensor) else v)
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import torch
 
+from ...sim.trajectory import RowBuffer
+
 
 def _check_independent(X: torch.Tensor) -> None:
     n, d = X.shape
@@ -176,10 +178,7 @@ class StepBounds:
         self.acc = torch.zeros(E, n, dtype=norms2.dtype, device=norms2.device)
         self.min_dl = torch.full((E,), float("inf"), dtype=norms2.dtype, device=norms2.device)
         self.c1_ratio = torch.zeros(E, dtype=norms2.dtype, device=norms2.device)
-        # per-step B.2 ratios (steps, E) in one buffer grown by doubling: a list of 2·10⁵ small tensors
-        # interleaved with each step's large temporaries fragments the heap (GBs at the full profile)
-        self._b2 = torch.empty(0, E, dtype=norms2.dtype, device=norms2.device)
-        self._b2_n = 0
+        self._b2 = RowBuffer()  # per-step B.2 ratios (steps, E): no allocation per step (see RowBuffer)
         self.y, self.S0 = y, S0
         mk = lambda: RunningMin(E, norms2.dtype, norms2.device)  # noqa: E731
         self.bal_sum, self.bal_neuron, self.bal_relu = mk(), mk(), mk()
@@ -192,12 +191,7 @@ class StepBounds:
             if self.g > 0:
                 a = rho.abs().flatten(1)
                 lhs = a.min(1).values / a.max(1).values
-                if self._b2_n == self._b2.shape[0]:
-                    grown = self._b2.new_empty(max(1024, 2 * self._b2_n), self._b2.shape[1])
-                    grown[: self._b2_n] = self._b2
-                    self._b2 = grown
-                self._b2[self._b2_n] = lhs / (self.g * self.rr * self.min_dl)
-                self._b2_n += 1
+                self._b2.append(lhs / (self.g * self.rr * self.min_dl))
             if self.y is not None and self.S0 is None:
                 self.bal_sum.update(t, balance_sum_ratio(rho, self.y))
                 self.bal_neuron.update(t, neuron_ratio(rho))
@@ -207,9 +201,9 @@ class StepBounds:
         self.min_dl = torch.minimum(self.min_dl, dl.abs().min(1).values)
 
     def b2_ratio_until(self, T=None) -> torch.Tensor:
-        if self._b2_n == 0:
+        if self._b2.n == 0:
             raise ValueError("no B.2 ratio was evaluated (needs γ > 0 and a step t ≥ 1)")
-        tr = self._b2[: self._b2_n]  # (steps, E), row k is t = k+1
+        tr = self._b2.tensor()  # (steps, E), row k is t = k+1
         return (tr if T is None else tr[:T]).min(0).values
 
     def finish(self):
