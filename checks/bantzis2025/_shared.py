@@ -92,7 +92,7 @@ def circle_deep_points(profile: str, seed: int, device: str):
 def stime_runs(profile: str, seed: int, device: str):
     """Batched Heun gradient flow on L0 for the Sec. 2.1 formulas (``eq-stime``), at a geometric grid of dt.
 
-    Gaussian (X, G) normalized to ‖X‖_F = ‖G‖_F = 1, width 4, 8 random starts with ‖θ_0‖ = r0
+    Gaussian (X, G) normalized to ‖X‖_F = ‖G‖_F = 1, width 4, 32 random starts (64 full) with ‖θ_0‖ = r0
     (2 at L = 3, 1.5 at L = 4: most runs escape within the horizon), members frozen at ‖θ‖ ≥ 3.
     Along each run τ = ∫‖θ‖^{L−2}dt and I(τ) = ∫L0(θ̄)dτ = ∫L0(θ)/‖θ‖² dt are accumulated by the
     trapezoid rule. Per (L, dt): relative error of the norm formula ‖θ_0‖e^{−kI} and of the time change
@@ -104,7 +104,7 @@ def stime_runs(profile: str, seed: int, device: str):
 
     ctx = _ctx(profile, seed, device)
     dts = ctx.pick(quick=[1.28e-1, 6.4e-2, 3.2e-2, 1.6e-2, 8e-3, 4e-3], full=[8e-3, 4e-3, 2e-3, 1e-3, 5e-4])
-    horizon, E = ctx.pick(quick=8.0, full=10.0), ctx.pick(quick=8, full=64)
+    horizon, E = ctx.pick(quick=8.0, full=10.0), ctx.pick(quick=32, full=64)
     rows = []
     for L in ctx.pick(quick=[3], full=[3, 4]):
         r0 = {3: 2.0, 4: 1.5}[L]

@@ -372,6 +372,40 @@ def test_gradient_flow_decomposition_pointwise(record, ctx):
     assert ok and rejected, rows
 
 
+# Sec. 2.1 formulas against the integrated flow (eq-stime). Kink crossings make each run's Heun error first order with
+# a constant that depends on where in a step the kink falls; the corrected forms are judged on the mean over runs
+# (32 runs: at 8 runs, --seed 41 had 4 of 8 runs escape and this phase noise put the 99% CI of the time form's
+# fitted exponent at (−0.25, 1.91); at 32 runs its lower end was ≥ 0.67 over seeds 0–59).
+STIME_MEAN_TOL = 1e-4   # mean over runs at the smallest dt (seeds 0–59: ≤ 9.2e-6)
+STIME_MAX_TOL = 1e-3    # every run at the smallest dt (seeds 0–59: ≤ 8.7e-5)
+# the printed log-norm × L against the flow's, on points with |log(‖θ‖/‖θ_0‖)| ≥ 0.05 (_shared.stime_runs): a
+# log-norm error e of the integration shows up there as at most e/0.05, so the pin is STIME_MAX_TOL/0.05; a wrong
+# factor (L ± 1 for L) is off by ≥ 25 %.
+LOGQ_TOL = STIME_MAX_TOL / 0.05
+
+
+def _ols_reference(x, y, alpha=0.01):
+    """Slope and intercept 1 − α intervals of the least-squares line by the textbook formulas (n − 2 degrees of
+    freedom), written apart from theory.stats to pin fit_power / fit_affine inside this check: their intervals decide
+    the convergence (k > 0) and the non-zero limit of the printed forms."""
+    from scipy import stats as sst
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    n, xm, ym = x.size, x.mean(), y.mean()
+    sxx = float(((x - xm) ** 2).sum())
+    b = float(((x - xm) * (y - ym)).sum()) / sxx
+    a = ym - b * xm
+    s2 = float(((y - a - b * x) ** 2).sum()) / (n - 2)
+    q = float(sst.t.isf(alpha / 2, n - 2))
+    hb, ha = q * math.sqrt(s2 / sxx), q * math.sqrt(s2 * (1 / n + xm ** 2 / sxx))
+    return (b - hb, b + hb), (a - ha, a + ha)
+
+
+def _same_interval(got, want):
+    half = (want[1] - want[0]) / 2
+    return all(abs(g - w) <= 1e-9 * (half + abs(w)) for g, w in zip(got, want))
+
+
 def _stime_fits(ctx):
     """Per L and formula: the errors over the dt grid, a power fit err ≈ C·dt^k (corrected: must converge,
     the 99% CI of k excludes 0) and an affine fit err ≈ e_0 + b·dt whose intercept e_0 is the dt → 0 limit of the
@@ -387,6 +421,10 @@ def _stime_fits(ctx):
             ys = [r[f"{key} (member mean)"] for r in rs]
             fits[(L, key)] = {"dt": dts, "err": ys, "max": [r[key] for r in rs], "power": fit_power(dts, ys),
                               "affine": fit_affine(dts, ys)}
+            f = fits[(L, key)]
+            assert _same_interval(f["power"].ci, _ols_reference(np.log(dts), np.log(ys))[0]) \
+                and _same_interval(f["affine"].intercept_ci, _ols_reference(dts, ys)[1]), \
+                "theory.stats fit intervals differ from the textbook least-squares intervals"
     return rows, fits
 
 
@@ -404,21 +442,21 @@ def test_reparametrized_time_formulas_corrected(record, ctx):
     The integrated flow (batched Heun) is compared with both formulas on a geometric dt grid. Heun is
     second order between kinks and first order across them, so the corrected errors (mean over runs of
     each run's max relative error) must fall like dt^k, k ≈ 1–2 (asserted: the 99% CI of the fitted k
-    excludes 0, and the max error at the smallest dt is ≤ 1e-4); the printed forms are asserted in the
-    xfail tests below (their dt → 0 limit is not 0)."""
+    excludes 0, and at the smallest dt the mean over runs is ≤ STIME_MEAN_TOL and every run ≤ STIME_MAX_TOL);
+    the printed forms are asserted in the xfail tests below (their dt → 0 limit is not 0)."""
     rows, fits = _stime_fits(ctx)
     table, ok = [], True
     for (L, key), f in fits.items():
         table.append(_fit_row(L, key, f))
         if "corrected" in key:
-            ok &= f["power"].ci[0] > 0 and f["max"][-1] <= 1e-4
+            ok &= f["power"].ci[0] > 0 and f["err"][-1] <= STIME_MEAN_TOL and f["max"][-1] <= STIME_MAX_TOL
     corr = [t for t in table if "corrected" in t["formula"]]
     series = {}
     for (L, key), f in fits.items():
         series[f"L={L} {key}"] = {"x": f["dt"], "y": f["err"], "xlabel": "dt", "ylabel": "relative error (mean over runs)",
                                   "logx": True, "logy": True, "plot": f"stime-L{L}"}
-    record("holds" if ok else "violated", observed=max(f["max"][-1] for (L, k), f in fits.items() if "corrected" in k),
-           bound=1e-4, table=rows + table, series=series, reading="reconstructed", covers=["norm formula", "time change"],
+    record("holds" if ok else "violated", observed=max(f["err"][-1] for (L, k), f in fits.items() if "corrected" in k),
+           bound=STIME_MEAN_TOL, table=rows + table, series=series, reading="reconstructed", covers=["norm formula", "time change"],
            config={"dt grid": sorted({r["dt"] for r in rows}), "depths": sorted({r["L"] for r in rows}), "width": 4,
                    "runs": rows[0]["runs"], "horizon": 10.0, "norm cap": 3},
            tightness="observed = corrected-form error at the smallest dt; fitted exponents "
@@ -448,10 +486,10 @@ def test_reparametrized_norm_as_printed(record, ctx):
     """Quote (Sec. 2.1): "‖θ(s)‖ = ‖θ(0)‖exp(−∫_0^s L0(θ̄(s_1))ds_1)". Size pinned: the printed log-norm is 1/L of the
     flow's (the factor L of the preceding ODE ∂_s‖θ‖ = −L‖θ‖L0(θ̄) is dropped when integrating)."""
     table, lim, worst, logq, cfg = _printed_stime(record, ctx, "norm")
-    assert logq <= 1e-3, logq     # size: log-norm off by exactly the factor L (Heun error at the smallest dt)
-    record("expected-failure", observed=worst, bound=1e-4, table=table, config=cfg, finding_type="typo",
+    assert logq <= LOGQ_TOL, logq     # size: log-norm off by exactly the factor L (to the integration's accuracy)
+    record("expected-failure", observed=worst, bound=STIME_MAX_TOL, table=table, config=cfg, finding_type="typo",
            covers=["norm formula"],
-           tightness=f"printed log-norm × L = flow log-norm to {logq:.1e} at the smallest dt (pinned ≤ 1e-3)",
+           tightness=f"printed log-norm × L = flow log-norm to {logq:.1e} at the smallest dt (pinned ≤ {LOGQ_TOL:g})",
            finding=f"Printed ‖θ(τ)‖ = ‖θ_0‖exp(−∫L0(θ̄)dτ) does not describe the flow: its error does not vanish as "
                    f"dt → 0 (lower 99% limit of the extrapolated mean-over-runs error {lim:.3g}; max {worst:.3g} at the "
                    f"smallest dt); its log-norm is 1/L of the flow's (to {logq:.1e}), i.e. the factor L of the printed "
@@ -467,7 +505,7 @@ def test_reparametrized_time_change_as_printed(record, ctx):
     limit of its error is bounded away from 0 (99% lower limit of the affine extrapolation > 1e-2)."""
     table, lim, worst, _, cfg = _printed_stime(record, ctx, "time")
     assert lim > 1e-2, lim        # size: a dt-independent error of at least 1% (not a discretization effect)
-    record("expected-failure", observed=worst, bound=1e-4, table=table, config=cfg, finding_type="typo",
+    record("expected-failure", observed=worst, bound=STIME_MAX_TOL, table=table, config=cfg, finding_type="typo",
            covers=["time change"], tightness=f"99% lower limit of the dt → 0 error of the printed form: {lim:.3g}",
            finding=f"Printed t(τ) = ‖θ_0‖^(2−L)∫exp((L−2)∫L0)dτ does not describe the flow: its error does not vanish "
                    f"as dt → 0 (lower 99% limit of the extrapolated mean-over-runs error {lim:.3g}; max {worst:.3g} at "

@@ -46,8 +46,9 @@ def test_weak_balancedness_is_conserved(record, ctx):
         n1, f1 = _balances(res.params)
         dn = float((n1 - n0).abs().max())
         df = max(float((a - b).abs().max()) for a, b in zip(f1, f0))
-        moved = float(torch.sqrt(loc.sq_norm([a - b for a, b in zip(res.params, th0)])).min())
-        rows.append({"dt": dt, "per-neuron drift": dn, "full-matrix drift": df, "min ‖θ(3) − θ(0)‖": moved})
+        moved = torch.sqrt(loc.sq_norm([a - b for a, b in zip(res.params, th0)]))
+        rows.append({"dt": dt, "per-neuron drift": dn, "full-matrix drift": df, "min ‖θ(3) − θ(0)‖": float(moved.min()),
+                     "members with ‖θ(3) − θ(0)‖ > 1e-2": int((moved > 1e-2).sum())})
     dts = [r["dt"] for r in rows]
     dn = [r["per-neuron drift"] for r in rows]
     df = [r["full-matrix drift"] for r in rows]
@@ -57,12 +58,16 @@ def test_weak_balancedness_is_conserved(record, ctx):
     fn, ff = fit_power(dts, dn), fit_affine(dts, df)
     conv = fn.ci[0] > 0
     not_cons = ff.intercept_ci[0] > 0 and ff.intercept > 100 * dn[-1]
-    moved = min(r["min ‖θ(3) − θ(0)‖"] for r in rows) > 1e-2
-    assert moved                    # precondition: the flow went somewhere
+    # precondition: the flow went somewhere. A member that starts near a saddle barely moves (--seed 41: one of the 4
+    # moved 0.0094 by t = 3), and its drift is still measured, but it is no evidence of conservation; the check needs
+    # at least two members that moved > 1e-2 at every dt (the count is in the table)
+    moving = min(r["members with ‖θ(3) − θ(0)‖ > 1e-2"] for r in rows)
+    assert moving >= 2, f"only {moving} of {E} members moved > 1e-2 by t = 3: no evidence either way"
     ok = conv and not_cons
     record("holds" if ok else "violated", observed=dn[-1], bound=ff.intercept, table=rows,
            covers=["(3) weak balancedness conserved"],
-           config={"depth": 4, "width": 5, "init std": 0.5, "horizon": 3.0, "loss": "MSE", "dt grid": dts},
+           config={"depth": 4, "width": 5, "init std": 0.5, "horizon": 3.0, "loss": "MSE", "dt grid": dts, "members": E,
+                   "members moved > 1e-2": moving},
            tightness=f"per-neuron drift ∝ dt^{fn.exponent:.2f} (99% CI {fn.ci[0]:.2f}..{fn.ci[1]:.2f}); full-matrix drift "
                      f"→ {ff.intercept:.3g} as dt → 0 (99% CI {ff.intercept_ci[0]:.3g}..{ff.intercept_ci[1]:.3g})",
            series={"per-neuron": {"x": dts, "y": dn, "xlabel": "dt", "ylabel": "drift", "logx": True,
