@@ -52,13 +52,24 @@ def test_a1_failure_rates_vs_delta(ctx, record):
                      "norm_q_range": (r["q_min"], r["q_max"]), "ip_ratio_max": r["ip_ratio_max"]})
         ok &= not ti.rejects and (not inside or not tn.rejects)
     passing_d = [r["d"] for r in rows if r["norm_upper"] <= DELTA / 2 or r["norm_fail_rate"] <= DELTA / 2]
-    judged = len(rows) + sum(r["inside"] for r in rows)  # inner-product test at every d, norm test where d ≥ d_suff
+    # the norm indicator against its exact law (pins the draw itself: 2m neurons, ‖w‖² ~ σ₀²χ²_d): at d = 100 a draw
+    # fails iff one of its 2m i.i.d. χ²_d/d leaves [1/2, 3/2], so P = 1 − (F(3d/2) − F(d/2))^{2m} = 0.036 at m = 20
+    # (4m neurons: 0.070, |z| ≈ 10 at 4000 draws); two-sided exact binomial test at level ALPHA
+    d_pin, n_pin = 100, 4000
+    gen = record.generator({"d": d_pin, "pin": "chi2 law"})
+    r = ip.a1_failures(_X(d_pin, gen, ctx), M, n_pin, DELTA, sigma0=0.01, generator=gen)
+    p_law = 1 - (st.chi2.cdf(1.5 * d_pin, d_pin) - st.chi2.cdf(0.5 * d_pin, d_pin)) ** (2 * M)
+    k_pin = int(r["norm_fail"].sum())
+    p_pin = st.binomtest(k_pin, n_pin, p_law).pvalue
+    assert p_pin >= ALPHA, f"norm failures {k_pin}/{n_pin} at d = {d_pin} vs the exact law {p_law:.4f} (p = {p_pin:.2g})"
+    pin_row = {"d": d_pin, "norm failures vs exact law": f"{k_pin}/{n_pin} vs {p_law:.4f}", "two-sided p": p_pin}
+    judged = len(rows) + sum(r["inside"] for r in rows) + 1  # ip test at every d, norm where d ≥ d_suff, the law
     # the norm part is judged only where d ≥ d_suff: it is covered only if some d of the run reaches it
     record("holds" if ok else "violated", observed=max(r["ip_fail_rate"] for r in rows), bound=DELTA / 2,
            false_alarm=judged * ALPHA,
            covers=["inner-product part"] + (["norm part"] if any(r["inside"] for r in rows) else []),
            config={"n": N, "m": M, "delta": DELTA, "draws": draws, "alpha": ALPHA, "d": [20, 100, 400]},
-           table=rows,
+           table=rows + [pin_row],
            tightness=(f"inner-product part: failure rate ≤ {max(r['ip_fail_rate'] for r in rows):.4f} vs δ/2=0.05, "
                       f"worst |<w,x>|/threshold {max(r['ip_ratio_max'] for r in rows):.3f}; norm part passes "
                       f"at d ∈ {passing_d} (Laurent–Massart guarantees d ≥ {d_suff:.0f})"),

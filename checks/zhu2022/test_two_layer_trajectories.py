@@ -24,6 +24,7 @@ from theory.sim.train import gd
 from theory.stats import failure_rate_test
 
 B1 = B2 = 1.0
+EPS64 = float(np.finfo(np.float64).eps)
 # Levels of the exact binomial tests; each is the declared false-alarm rate (record false_alarm) of its test.
 FLIP_ALPHA = 1e-3   # lem-8 (iii): family-wise over the recorded times (Bonferroni)
 UNION_ALPHA = 1e-3  # lem-9: two-sided test that the measured frequency matches the exact union probability
@@ -47,6 +48,33 @@ def _radii(r):
 
 def _lam0(r):
     return tl.lambda0(r["X"], r["m"], r["alpha"], B2)
+
+
+def _lemma7_8_reference(X, W0, a, H, alpha, Ra, Rw):
+    """Lemma 7's figures and Lemma 8's Markov ratios written apart from tl (numpy, float64), to pin the production
+    events that gate the as-stated records (a wrong threshold there would only move members between inside and
+    outside). Lemma 7: ‖H(0) − H^∞‖₂/λ₀ and λ_min(H(0))/λ₀ with H^∞_ij = (m β₂²/α²) x_iᵀx_j (π − θ_ij)/(2π) and
+    λ₀ = λ_min(H^∞). Lemma 8, Eqs. (19)–(20) × n (Markov): max_ij |H̃_ij(t) − H̃_ij(0)| / (n (m/α²) R_a (R_a + √(8/π) β₂))
+    and max_ij |H_ij(t) − H̃_ij(t)| / (n · 4 R_w m/(α² √(2π) β₁) · (R_a(R_a + √(8/π) β₂) + β₂²)), where
+    H̃_ij(t) = (1/α²) Σ_r a_r(t)² 1{w_r(0)ᵀx_i > 0} 1{w_r(0)ᵀx_j > 0} x_iᵀx_j. Returns (dev, lmin, r19, r20, b19, b20)."""
+    X, W0, a, H = (np.asarray(t.detach().cpu(), dtype=np.float64) for t in (X, W0, a, H))
+    n, m = X.shape[0], W0.shape[-2]
+    G = X @ X.T
+    nx = np.sqrt(np.diag(G))
+    theta = np.arccos(np.clip(G / np.outer(nx, nx), -1.0, 1.0))
+    np.fill_diagonal(theta, 0.0)
+    Hinf = m * B2 ** 2 / alpha ** 2 * G * (np.pi - theta) / (2 * np.pi)
+    lam0 = np.linalg.eigvalsh(Hinf)[0]
+    dev = np.linalg.norm(H[0] - Hinf, ord=2, axis=(-2, -1)) / lam0
+    lmin = np.linalg.eigvalsh(H[0])[:, 0] / lam0
+    on = (np.einsum("emd,id->emi", W0, X) > 0).astype(np.float64)      # (E, m, n) patterns of w(0)
+    Ht = np.einsum("tem,emi,emj->teij", a ** 2, on, on) * G / alpha ** 2  # (T, E, n, n)
+    c = np.sqrt(8 / np.pi) * B2
+    b19 = n * m / alpha ** 2 * Ra * (Ra + c)
+    b20 = n * 4 * Rw * m / (alpha ** 2 * np.sqrt(2 * np.pi) * B1) * (Ra * (Ra + c) + B2 ** 2)
+    r19 = np.abs(Ht - Ht[0]).max(axis=(-2, -1)) / b19
+    r20 = np.abs(H - Ht).max(axis=(-2, -1)) / b20
+    return dev, lmin, r19, r20, b19, b20
 
 
 @pytest.mark.claim("zhu2022/lem-8")
@@ -190,6 +218,24 @@ def test_lemma8_conclusion_within_radii(ctx, record):
         assert bool(radii.all()), f"hypothesis of Lemma 8 (radii) not met on the short run at m={m}"
         e7 = tl.lemma7_event(H[0], X, m, alpha, B2)
         mk = tl.lemma8_markov_event(X, W[0], a[0], a, H, alpha, B1, B2, s["Ra"], s["Rw"])
+        # the production events against the reference written above: the bounds to 1e-12, Lemma 7's figures to 1e-9
+        # (eigen-solvers), the Markov ratios to 1e-9 plus the rounding of an m-term kernel entry over its bound. H and
+        # H̃ agree to rounding while no pattern flips, so (20)'s ratio on the run is ~1e-12, rounding over a bound: it is
+        # also pinned on a probe, the run's H with entry (0, 1) of the last step moved by b20/2 (ratio ≈ 1/2 there).
+        dev_r, lmin_r, r19_r, r20_r, b19_r, b20_r = _lemma7_8_reference(X, W[0], a, H, alpha, s["Ra"], s["Rw"])
+        assert math.isclose(mk["b19"], b19_r, rel_tol=1e-12) and math.isclose(mk["b20"], b20_r, rel_tol=1e-12), \
+            "Lemma 8's Markov bounds (19)-(20) in tl differ from the reference"
+        Hp = H.clone()
+        Hp[-1, :, 0, 1] += b20_r / 2
+        Hp[-1, :, 1, 0] += b20_r / 2
+        r20_p = _lemma7_8_reference(X, W[0], a, Hp, alpha, s["Ra"], s["Rw"])[3]
+        hmax = float(H.abs().max())
+        for name, got, want, atol in (("Lemma 7 dev", e7["dev"], dev_r, 0.0), ("Lemma 7 lmin", e7["lmin"], lmin_r, 0.0),
+                                      ("Markov ratio (19)", mk["r19"], r19_r, m * EPS64 * hmax / b19_r),
+                                      ("Markov ratio (20)", mk["r20"], r20_r, m * EPS64 * hmax / b20_r),
+                                      ("Markov ratio (20), probe", tl.lemma8_markov_event(
+                                          X, W[0], a[0], a, Hp, alpha, B1, B2, s["Ra"], s["Rw"])["r20"][-1], r20_p[-1], 0.0)):
+            assert np.allclose(got.cpu().numpy(), want, rtol=1e-9, atol=atol), f"{name}: tl differs from the reference"
         rep = tl.event_report({"radii R_w, R_a at every step": radii, "event of Lemma 7 (Eq. 17 step)": e7["ok"],
                                "Markov events (19)-(20) at every step": mk["ok"].all(0)})
         reports[m] = rep

@@ -133,7 +133,8 @@ def lemma8_markov_event(X: torch.Tensor, W0: torch.Tensor, a0: torch.Tensor, a: 
     """Markov events of Lemma 8's proof at each recorded time, with the lemma's radii R_a, R_w: for every entry (i, j),
     |H̃_ij(t) − H_ij(0)| ≤ n (m/α²) R_a(R_a + √(8/π)β₂) (Eq. 19 times n) and |H_ij(t) − H̃_ij(t)| ≤
     n (4 R_w m/(α²√(2π)β₁)) (R_a(R_a + √(8/π)β₂) + β₂²) (Eq. 20 times n), where H̃(t) has a(t) with the patterns of w(0).
-    W0 (E, m, d), a0 (E, m), a (T, E, m), H (T, E, n, n). Returns ``ok`` (T, E) and the worst ratios ``r19``, ``r20``."""
+    W0 (E, m, d), a0 (E, m), a (T, E, m), H (T, E, n, n). Returns ``ok`` (T, E), the worst ratios ``r19``, ``r20`` and the
+    entrywise bounds ``b19``, ``b20``."""
     n, m = X.shape[0], W0.shape[-2]
     P0 = (W0 @ X.T > 0).to(X.dtype)  # (E, m, n): patterns at init (ReLU derivative 0 at 0, as the autograd kernels)
     XX = X @ X.T
@@ -144,7 +145,7 @@ def lemma8_markov_event(X: torch.Tensor, W0: torch.Tensor, a0: torch.Tensor, a: 
     b20 = n * 4 * Rw * m / (alpha ** 2 * math.sqrt(2 * math.pi) * beta1) * (Ra * (Ra + c) + beta2 ** 2)
     r19 = (Ht - H0).abs().amax((-1, -2)) / b19
     r20 = (H - Ht).abs().amax((-1, -2)) / b20
-    return {"ok": (r19 <= 1) & (r20 <= 1), "r19": r19, "r20": r20}
+    return {"ok": (r19 <= 1) & (r20 <= 1), "r19": r19, "r20": r20, "b19": b19, "b20": b20}
 
 
 def event_report(events: dict, unknown: dict | None = None) -> dict:
