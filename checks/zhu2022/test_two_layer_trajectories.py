@@ -50,6 +50,16 @@ def _lam0(r):
     return tl.lambda0(r["X"], r["m"], r["alpha"], B2)
 
 
+def _k_reference(X):
+    """K_ij = x_iᵀx_j (π − θ_ij)/(2π) (numpy, float64), written apart from tl.K_matrix."""
+    X = np.asarray(torch.as_tensor(X).detach().cpu(), dtype=np.float64)
+    G = X @ X.T
+    nx = np.sqrt(np.diag(G))
+    theta = np.arccos(np.clip(G / np.outer(nx, nx), -1.0, 1.0))
+    np.fill_diagonal(theta, 0.0)
+    return G * (np.pi - theta) / (2 * np.pi)
+
+
 def _lemma7_8_reference(X, W0, a, H, alpha, Ra, Rw):
     """Lemma 7's figures and Lemma 8's Markov ratios written apart from tl (numpy, float64), to pin the production
     events that gate the as-stated records (a wrong threshold there would only move members between inside and
@@ -60,10 +70,7 @@ def _lemma7_8_reference(X, W0, a, H, alpha, Ra, Rw):
     X, W0, a, H = (np.asarray(t.detach().cpu(), dtype=np.float64) for t in (X, W0, a, H))
     n, m = X.shape[0], W0.shape[-2]
     G = X @ X.T
-    nx = np.sqrt(np.diag(G))
-    theta = np.arccos(np.clip(G / np.outer(nx, nx), -1.0, 1.0))
-    np.fill_diagonal(theta, 0.0)
-    Hinf = m * B2 ** 2 / alpha ** 2 * G * (np.pi - theta) / (2 * np.pi)
+    Hinf = m * B2 ** 2 / alpha ** 2 * _k_reference(X)
     lam0 = np.linalg.eigvalsh(Hinf)[0]
     dev = np.linalg.norm(H[0] - Hinf, ord=2, axis=(-2, -1)) / lam0
     lmin = np.linalg.eigvalsh(H[0])[:, 0] / lam0
@@ -236,6 +243,14 @@ def test_lemma8_conclusion_within_radii(ctx, record):
                                       ("Markov ratio (20), probe", tl.lemma8_markov_event(
                                           X, W[0], a[0], a, Hp, alpha, B1, B2, s["Ra"], s["Rw"])["r20"][-1], r20_p[-1], 0.0)):
             assert np.allclose(got.cpu().numpy(), want, rtol=1e-9, atol=atol), f"{name}: tl differs from the reference"
+        if m == LEM8_WIDTHS[0]:  # Lemma 7's thresholds probed: H(0) = H^∞ + c λ₀ vvᵀ (v its top eigenvector) has
+            # ‖H(0) − H^∞‖₂/λ₀ = c and λ_min(H(0)) = λ₀, so the event holds at c = 0.2475 and fails at c = 0.2525
+            Hinf_t = torch.as_tensor(m * B2 ** 2 / alpha ** 2 * _k_reference(X), dtype=H.dtype, device=H.device)
+            ev, V = torch.linalg.eigh(Hinf_t)
+            vv = torch.outer(V[:, -1], V[:, -1])
+            probe = torch.stack([Hinf_t + c * ev[0] * vv for c in (0.2475, 0.2525)])
+            assert tl.lemma7_event(probe, X, m, alpha, B2)["ok"].tolist() == [True, False], \
+                "tl.lemma7_event's thresholds are not ‖H(0) − H^∞‖₂ ≤ λ₀/4, λ_min(H(0)) ≥ 3λ₀/4"
         rep = tl.event_report({"radii R_w, R_a at every step": radii, "event of Lemma 7 (Eq. 17 step)": e7["ok"],
                                "Markov events (19)-(20) at every step": mk["ok"].all(0)})
         reports[m] = rep
