@@ -119,6 +119,9 @@ def stime_runs(profile: str, seed: int, device: str):
             res = heun_flow(lambda ps: loc.localized_loss(ps, X, G), th0, dt=dt, steps=int(round(horizon / dt)),
                             observe=lambda t, ps: {"n2": loc.sq_norm(ps), "v": loc.localized_loss(ps, X, G)},
                             freeze=lambda ps: loc.sq_norm(ps) >= 9.0)
+            # the run reached its horizon (unless every member froze first): t below is the step index times dt
+            assert res.steps[-1] == int(round(horizon / dt)) or bool((res.frozen_at >= 0).all()), \
+                f"heun_flow stopped at step {res.steps[-1]} of {int(round(horizon / dt))}"
             n = res.stacked("n2").sqrt()
             rate, dtau = res.stacked("v") / n ** 2, n ** (L - 2)
             z = torch.zeros(1, E, dtype=dt_, device=ctx.device)

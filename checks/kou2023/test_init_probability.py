@@ -52,18 +52,26 @@ def test_a1_failure_rates_vs_delta(ctx, record):
                      "norm_q_range": (r["q_min"], r["q_max"]), "ip_ratio_max": r["ip_ratio_max"]})
         ok &= not ti.rejects and (not inside or not tn.rejects)
     passing_d = [r["d"] for r in rows if r["norm_upper"] <= DELTA / 2 or r["norm_fail_rate"] <= DELTA / 2]
-    # the norm indicator against its exact law (pins the draw itself: 2m neurons, ‖w‖² ~ σ₀²χ²_d): at d = 100 a draw
-    # fails iff one of its 2m i.i.d. χ²_d/d leaves [1/2, 3/2], so P = 1 − (F(3d/2) − F(d/2))^{2m} = 0.036 at m = 20
-    # (4m neurons: 0.070, |z| ≈ 10 at 4000 draws); two-sided exact binomial test at level ALPHA
-    d_pin, n_pin = 100, 4000
-    gen = record.generator({"d": d_pin, "pin": "chi2 law"})
-    r = ip.a1_failures(_X(d_pin, gen, ctx), M, n_pin, DELTA, sigma0=0.01, generator=gen)
-    p_law = 1 - (st.chi2.cdf(1.5 * d_pin, d_pin) - st.chi2.cdf(0.5 * d_pin, d_pin)) ** (2 * M)
-    k_pin = int(r["norm_fail"].sum())
-    p_pin = st.binomtest(k_pin, n_pin, p_law).pvalue
-    assert p_pin >= ALPHA, f"norm failures {k_pin}/{n_pin} at d = {d_pin} vs the exact law {p_law:.4f} (p = {p_pin:.2g})"
-    pin_row = {"d": d_pin, "norm failures vs exact law": f"{k_pin}/{n_pin} vs {p_law:.4f}", "two-sided p": p_pin}
-    judged = len(rows) + sum(r["inside"] for r in rows) + 1  # ip test at every d, norm where d ≥ d_suff, the law
+    # both indicators against their exact laws (pins the draw, the threshold and the ratio, which the rate tests alone
+    # do not: at σ₀ = 0.01 nothing fails, and a ratio without its threshold would fail nowhere either). On orthonormal
+    # rows x_i = e_i (d = 100, R_max = 1) the ⟨w_r, x_i⟩ are i.i.d. N(0, σ₀²) over the 2m·n pairs, so with the threshold
+    # scaled by IP_PIN (written here: IP_PIN·√(2 log(8mn/δ))·σ₀) a draw fails with P = 1 − (1 − 2Φ̄(z))^{2mn} = 0.33;
+    # the norm part fails iff one of the 2m i.i.d. χ²_d/d leaves [1/2, 3/2]: P = 1 − (F(3d/2) − F(d/2))^{2m} = 0.036
+    # (with 4m neurons: 0.55 and 0.070, |z| ≥ 10 at 4000 draws). Two two-sided exact binomial tests at level ALPHA each.
+    d_pin, n_pin, IP_PIN = 100, 4000, 0.75
+    gen = record.generator({"d": d_pin, "pin": "exact laws"})
+    X_orth = torch.eye(N, d_pin, dtype=ctx.dtype, device=ctx.device)
+    r = ip.a1_failures(X_orth, M, n_pin, DELTA, sigma0=0.01, generator=gen, ip_scale=IP_PIN)
+    z_pin = IP_PIN * math.sqrt(2 * math.log(8 * M * N / DELTA))
+    laws = {"norm": 1 - (st.chi2.cdf(1.5 * d_pin, d_pin) - st.chi2.cdf(0.5 * d_pin, d_pin)) ** (2 * M),
+            "inner product": 1 - (1 - 2 * st.norm.sf(z_pin)) ** (2 * M * N)}
+    pin_row = {"d": d_pin, "data": "orthonormal rows", "ip threshold scale": IP_PIN}
+    for part, key in (("norm", "norm_fail"), ("inner product", "ip_fail")):
+        k_pin = int(r[key].sum())
+        p_pin = st.binomtest(k_pin, n_pin, laws[part]).pvalue
+        assert p_pin >= ALPHA, f"{part} failures {k_pin}/{n_pin} vs the exact law {laws[part]:.4f} (p = {p_pin:.2g})"
+        pin_row |= {f"{part} failures vs exact law": f"{k_pin}/{n_pin} vs {laws[part]:.4f}", f"{part}: two-sided p": p_pin}
+    judged = len(rows) + sum(r["inside"] for r in rows) + 2  # ip test at every d, norm where d ≥ d_suff, the two laws
     # the norm part is judged only where d ≥ d_suff: it is covered only if some d of the run reaches it
     record("holds" if ok else "violated", observed=max(r["ip_fail_rate"] for r in rows), bound=DELTA / 2,
            false_alarm=judged * ALPHA,

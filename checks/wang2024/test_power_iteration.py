@@ -95,6 +95,10 @@ def test_power_iteration_vs_svd(record, ctx):
     sp, it1 = jac.opnorm(f, X[:20], method="power", tol=1e-10, generator=record.generator({"jvp": 1}), return_iters=True)
     ex = torch.linalg.matrix_norm(Js["3-layer MLP input Jacobian (10x20)"][:20], ord=2)
     jvp_err = float(((ex - sp) / ex).abs().max())
+    # the iteration cap: with tol = 0 no sample stops early, so each must report exactly max_iter iterations
+    _, it_cap = jac.opnorm(f, X[:3], method="power", tol=0.0, max_iter=3, generator=record.generator({"cap": 1}),
+                           return_iters=True)
+    assert it_cap.tolist() == [3, 3, 3], f"opnorm 'power' with max_iter = 3 and tol = 0 ran {it_cap.tolist()} iterations"
     # the same route on c·f (c = 2^±30, exact in binary floating point, Jacobian norms ≈ 1e±9): Algorithm 2's stop on
     # the relative change is scale-invariant, so the scaled run takes the same iterations and s/c has the same error
     # (max_iter: two above the unscaled count, so a rule that never stops at the large scale is seen without waiting;
