@@ -131,6 +131,16 @@ def test_leaky_balance_c0l(c0l, record):
                 f"trend {trend:.4f}")
     # γ-sandwich γS_i(t) ≤ |ρ_{j,r,i}(t)| ≤ S_i(t) (exact, behind B.2–B.4)
     lo, hi = kd.gamma_sandwich(rho, run.S_acc, run.data.norms2, run.eta, cfg.n, cfg.m, g)
+    # the slacks pinned against the bracket written here (numpy): relative slacks (|ρ| − γS)/S and (S − |ρ|)/S with
+    # S_i(t) = η‖x_i‖²/(nm)·Σ_{s<t}|ℓ'_i(s)|, entries with S = 0 counted as 0 (the sign test alone would pass an
+    # unnormalized slack)
+    S_np = (run.eta.cpu().numpy()[:, None] * run.data.norms2.cpu().numpy()[None, :] * run.S_acc.cpu().numpy()
+            / (cfg.n * cfg.m))[..., None, None, :]
+    a_np, pos = np.abs(rho.cpu().numpy()), S_np > 0
+    den = np.where(pos, S_np, 1.0)
+    for got, num in ((lo, a_np - g * S_np), (hi, S_np - a_np)):
+        want = np.where(pos, num / den, 0.0).reshape(*a_np.shape[:2], -1).min(-1)
+        assert np.allclose(got.cpu().numpy(), want, rtol=1e-12, atol=1e-15), "kd.gamma_sandwich differs from the bracket"
     sw = float(torch.minimum(lo, hi).min())
     if sw < -EXACT:
         fails.append(f"gamma-sandwich slack {sw:.3g}")

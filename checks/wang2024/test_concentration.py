@@ -289,6 +289,10 @@ def _eq110_rates(gen, R, factor):
     X = X / X.norm(dim=-1, keepdim=True)
     x = X[0]
     alpha = dyn.alpha_closed_form(x, X[1:])
+    # Eq. (110)'s deviation at a bound M ≠ 1 against √(2M⁴ log(2/δ)/m) written here (the indicators have M = 1,
+    # where a wrong power of M would be invisible)
+    assert math.isclose(conc.eq110_epsilon(64, DELTA, M=1.5), math.sqrt(2 * 1.5 ** 4 * math.log(2 / DELTA) / 64),
+                        rel_tol=1e-12), "conc.eq110_epsilon is not √(2M⁴ log(2/δ)/m)"
     for m in EQ110_WIDTHS:
         W = torch.randn(R, m, d, generator=gen, dtype=torch.float64)
         act = (W @ X.T >= 0).double()  # (R, m, 6)

@@ -288,6 +288,14 @@ def test_prop1_relu_rises_early_then_flattens(record, ctx):
     zig = v + a * torch.tensor([(-1.0) ** k if k >= 2 else 0.0 for k in range(steps + 1)], dtype=v.dtype)
     wrong = {"late rise": pr.rise_shape(late_rise, eta), "zig-zag": pr.rise_shape(zig, eta)}
     rejected = not any(w["ok"] for w in wrong.values())
+    # the reading's figures on a curve of known shape: a ramp v(k) = min(k/K, 1) over steps 0..steps reaches 95 % of
+    # its rise first at k = ⌈0.95 K⌉, reached after a fraction ⌈0.95 K⌉/steps of the run, with no decrease
+    K = steps // 2
+    ramp = torch.clamp(torch.arange(steps + 1, dtype=torch.float64) / K, max=1.0)
+    k95 = math.ceil(0.95 * K - 1e-12)
+    rs = pr.rise_shape(ramp, eta)
+    assert rs["k95"] == k95 and math.isclose(rs["early"], k95 / steps, rel_tol=1e-12) and rs["down"] == 0.0 \
+        and math.isclose(rs["rise"], 1.0, rel_tol=1e-12), f"pr.rise_shape on a ramp: {rs}"
     record("holds" if rejected else "violated", role="companion", observed=sum(w["ok"] for w in wrong.values()),
            bound=0, config=cfg, table=[{"wrong version": k, "accepted": w["ok"], "decreases/rise": w["down"],
                                         "late/max slope": w["slope_ratio"]} for k, w in wrong.items()],
