@@ -6,6 +6,8 @@ OPT-SPEED optima; s*(L) itself is bracketed: exact at L = 2 (F6), certified lowe
 reported speed is achieved by an explicit point), and the warm-started chain ŝ_ws(L) =
 max(cold start, polish of EXTEND(θ̂_{L−1})) is non-decreasing because the construction is.
 """
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -165,6 +167,13 @@ def _depth_chain(name, ctx, gen, depths, width, R, T):
     # values, so it can never exceed the exact maximum (1e-12: float rounding of the two evaluations)
     s2_search, _ = ex.exact_s2(X, G, sweep=20_000)
     assert s2_search <= s2 * (1 + 1e-12), (s2_search, s2)
+    if X.shape[1] == 2:
+        # and it must reach it: s*(2) is invariant under rotating the inputs, and rotated by 1 rad the maximizer is off
+        # the 20000-angle grid, where the grid alone misses it by ≥ 5e-5 (relative; circle data, five rotations) and
+        # the refined search by ≤ 6e-8: the rotated search must match the exact value to 1e-6
+        rot = torch.tensor([[math.cos(1.0), -math.sin(1.0)], [math.sin(1.0), math.cos(1.0)]], dtype=X.dtype, device=X.device)
+        s2_rot, _ = ex.exact_s2(X @ rot, G, sweep=20_000)
+        assert abs(s2_rot - s2) <= 1e-6 * s2, f"search on rotated inputs {s2_rot!r} vs exact s*(2) {s2!r}"
     scale = 10.0 / float(X.norm() * G.norm())
     cold, chain, rows, prev = [], [], [], None
     for L in depths:

@@ -173,6 +173,10 @@ def test_exact_escape_directions_and_balance(record, ctx):
     such a classical (off-kink) direction, so the data are drawn (seeded, counted) until one exists."""
     gen = record.generator({"test": "escape directions"})
     X, G, dirs, draws = es.gaussian_with_interior_direction(10, 3, generator=gen, dtype=ctx.dtype)
+    # the draw budget counts the accepted draw: the same seed with max_draws = draws returns the same data
+    X2, _, _, draws2 = es.gaussian_with_interior_direction(10, 3, generator=record.generator({"test": "escape directions"}),
+                                                           dtype=ctx.dtype, max_draws=draws)
+    assert draws2 == draws and torch.equal(X2, X), "gaussian_with_interior_direction: max_draws does not count the draw it keeps"
     rows, worst = [], 0.0
     for w, c, s in dirs:
         for L in (2, 3, 4, 5):

@@ -46,6 +46,11 @@ def test_a1_failure_rates_vs_delta(ctx, record):
         r = ip.a1_failures(_X(d, gen, ctx), M, draws, DELTA, sigma0=0.01, generator=gen)
         tn = failure_rate_test(int(r["norm_fail"].sum()), draws, DELTA / 2, ALPHA)
         ti = failure_rate_test(int(r["ip_fail"].sum()), draws, DELTA / 2, ALPHA)
+        # the reported upper limits are the one-sided 1 − α Clopper–Pearson limits, i.e. the upper end of scipy's
+        # two-sided exact interval at confidence 1 − 2α
+        for t_ in (tn, ti):
+            cp = st.binomtest(t_.failures, t_.trials).proportion_ci(confidence_level=1 - 2 * ALPHA, method="exact").high
+            assert math.isclose(t_.upper, cp, rel_tol=1e-9, abs_tol=1e-15), (t_, cp)
         inside = d >= d_suff
         rows.append({"d": d, "norm_fail_rate": tn.rate, "norm_upper": tn.upper, "ip_fail_rate": ti.rate,
                      "ip_upper": ti.upper, "d_guaranteed(LM)": round(d_suff, 1), "inside": inside,
