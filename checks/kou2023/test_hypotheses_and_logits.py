@@ -34,6 +34,14 @@ def test_data_statistics(ctx, record):
         worst = max(worst, e_norm, e_p / p)
         net = ks.make_net(cfg, data, ctx.generator("kou2023/def-data", cfg.key("init")))
         hyp = ks.hypotheses(cfg, data, net.W, ks.default_eta(cfg, data))
+        # the default step nm/(C_η R_max²), written here, on these data (R_max = 1) and on the same data scaled by 1.7
+        # (where a wrong power of R_max would show); the config leaves η to the rule
+        assert cfg.eta is None
+        for c in (1.0, 1.7):
+            Xc = c * data.X
+            dc = ks.KouData(Xc, data.y, Xc @ Xc.T, c * c * data.norms2, fdata.stats(Xc))
+            want = n * cfg.m / (cfg.C_eta * float(Xc.norm(dim=1).max()) ** 2)
+            assert math.isclose(ks.default_eta(cfg, dc), want, rel_tol=1e-12), (c, ks.default_eta(cfg, dc), want)
         Z0 = torch.einsum("ejrd,nd->ejrn", net.W, data.X)
         beta = float(Z0.abs().max())
         S0 = [[int(sum(1 for r in range(cfg.m) if float(Z0[e, 0 if data.y[i] > 0 else 1, r, i]) > 0))

@@ -28,7 +28,7 @@ from dataclasses import asdict
 from . import ops, targets
 
 DEFAULT_PATHS = ("theory/papers", "theory/sim/jacobian.py", "theory/sim/spectra.py", "theory/sim/ntk.py",
-                 "theory/sim/heun.py", "theory/sim/losses.py", "theory/sim/activations.py", "theory/stats.py")
+                 "theory/sim/heun.py", "theory/sim/losses.py", "theory/sim/ball.py", "theory/sim/activations.py", "theory/stats.py")
 
 
 def scratch_copy(repo: pathlib.Path, dest: pathlib.Path, rev: str = "HEAD") -> pathlib.Path:

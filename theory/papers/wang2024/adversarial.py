@@ -13,6 +13,8 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
+from theory.sim.ball import sample_ball
+
 
 def signed(y: torch.Tensor) -> torch.Tensor:
     return 2 * y - 1
@@ -67,9 +69,7 @@ def pgd_l2(f: Callable, X: torch.Tensor, y: torch.Tensor, radii, *, steps: int =
         elif k == 1:
             e = torch.zeros(R, N, d, dtype=X.dtype, device=X.device)
         else:
-            u = torch.randn(R, N, d, dtype=X.dtype, device=X.device, generator=generator)
-            u = u / u.norm(dim=-1, keepdim=True)
-            e = u * torch.rand(R, N, 1, dtype=X.dtype, device=X.device, generator=generator) ** (1 / d)
+            e = sample_ball((R, N), d, 1.0, generator=generator, dtype=X.dtype, device=X.device)
         starts.append(e)
     rr = radii.view(1, R, 1, 1)
     eps = torch.stack(starts) * rr  # (K, R, N, d)

@@ -12,14 +12,7 @@ import math
 import torch
 from torch.func import jvp
 
-
-def sample_ball(shape, d: int, eps: float, *, generator=None, dtype=torch.float64, device=None) -> torch.Tensor:
-    """Uniform samples of the closed ε-ball of R^d: ε U^{1/d} g/‖g‖, shape (*shape, d)."""
-    if not eps > 0:
-        raise ValueError(f"radius eps must be positive, got {eps!r}")
-    g = torch.randn(*shape, d, generator=generator, dtype=dtype, device=device)
-    r = torch.rand(*shape, 1, generator=generator, dtype=dtype, device=device) ** (1.0 / d)
-    return eps * r * g / g.norm(dim=-1, keepdim=True)
+from theory.sim.ball import sample_ball  # noqa: F401  (x̂ − x uniform in the ε-ball; re-exported for the checks)
 
 
 def ball_sq_norm(d: int, eps: float = 1.0) -> float:
