@@ -423,8 +423,9 @@ def _stime_fits(ctx):
                               "affine": fit_affine(dts, ys)}
             f = fits[(L, key)]
             assert _same_interval(f["power"].ci, _ols_reference(np.log(dts), np.log(ys))[0]) \
-                and _same_interval(f["affine"].intercept_ci, _ols_reference(dts, ys)[1]), \
-                "theory.stats fit intervals differ from the textbook least-squares intervals"
+                and _same_interval(f["affine"].intercept_ci, _ols_reference(dts, ys)[1]) \
+                and math.isclose(f["power"].r2, float(np.corrcoef(np.log(dts), np.log(ys))[0, 1]) ** 2, rel_tol=1e-9), \
+                "theory.stats fits differ from the textbook least-squares intervals and r²"
     return rows, fits
 
 

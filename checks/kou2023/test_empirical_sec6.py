@@ -25,9 +25,11 @@ that feeds reversed labels and must be rejected.
 from __future__ import annotations
 
 import functools
+import math
 import os
 
 import numpy as np
+import scipy.stats as st
 import pytest
 
 from theory import ClaimViolation, assert_claim
@@ -299,6 +301,9 @@ def test_init_scale_ordering_digits(ctx, record, gamma):
     Sd, Sv = S[:, :, :k], S[:, :, k:]
     final, area = Sd[-1], np.array([[emp.area(t, Sd[:, s, i]) for i in range(k)] for s in range(SEEDS)])
     var_test = emp.ordering(lev, Sv[-1], direction="up", alpha=ORDER_ALPHA)
+    # the reported effect size: the seed mean of Spearman's ρ between the levels and the values (scipy, per seed)
+    rho_ref = float(np.mean([st.spearmanr(lev[s_], Sv[-1][s_]).statistic for s_ in range(SEEDS)]))
+    assert math.isclose(var_test["rho"], rho_ref, rel_tol=1e-12, abs_tol=1e-12), (var_test["rho"], rho_ref)
     ser = {}
     for i, s0 in enumerate(SIGMAS):
         ser.update(emp.bands(t, Sd[:, :, i], f"σ₀={s0:g}", plot=f"sigma-{gamma}"))

@@ -12,6 +12,8 @@ All runs are exact coefficient-space GD (Lemma 5.2) in float64 on geometric grid
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -80,6 +82,12 @@ def test_leaky_log_norms_srank_and_loss(ctx, record):
     a = np.array([[[f[0].slope for f in fj] for fj in fe] for fe in fits])
     se = np.array([[[f[0].slope_se for f in fj] for fj in fe] for fe in fits])
     halves = np.array([[[abs(f[1] - f[2]) / f[0].slope for f in fj] for fj in fe] for fe in fits])
+    # the halves are the last two decades split at T/10: slopes on [T/100, T/10] and [T/10, T], written here (np.polyfit)
+    T_ = float(t.max())
+    for k_, (lo_, hi_) in enumerate(((T_ / 100, T_ / 10), (T_ / 10, T_))):
+        w_ = (t >= lo_) & (t <= hi_) & (t >= 1)
+        ref_ = np.polyfit(np.log(t[w_]), nr[w_, 0, 0, 0], 1)[0]
+        assert math.isclose(fits[0][0][0][1 + k_], ref_, rel_tol=1e-9), ("log_slope half", k_, fits[0][0][0][1 + k_], ref_)
     ref = sr.leaky_norm_slope_ref(data.y, data.norms2, g)  # (2,)
     dev = float(np.max(np.abs(a - ref[None, :, None]) / ref[None, :, None]))
     wrong_ref = np.sqrt(cfg.n * (1 + g * g) / 2)  # mutation: the reference without the 1/(1+γ²) factor
