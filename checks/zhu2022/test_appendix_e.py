@@ -74,7 +74,10 @@ def test_e6_ntk_vs_he_similar(ctx, record):
     (same draws rescaled to γ = 1/√2). The L = 2 exception is reported (mean |r| at L = 2 vs deeper)."""
     depths = ctx.pick(quick=(2, 3, 5), full=(2, 6, 10))
     widths = ctx.pick(quick=(16, 64), full=(16, 64, 256, 1024))
-    cfg = {**fz.LAZY, **ctx.pick(quick={"pair_seeds": 5}, full={"pair_seeds": 10, "n": 100, "n_test": 1000, "steps": 3000})}
+    # 10 pair seeds per cell (20 full): with 5, δ_L (a pooled SD on 8 degrees of freedom) and the interval of mean r
+    # were both noisy, and --seed 53 gave δ_3 = 0.044 against a CI end of −0.052 (not similar). At 10, over seeds 0–59
+    # the largest |CI end|/δ_L is 0.855 and the companion 'LeCun ≈ He' keeps ≥ 2.5 (rejected).
+    cfg = {**fz.LAZY, **ctx.pick(quick={"pair_seeds": 10}, full={"pair_seeds": 20, "n": 100, "n_test": 1000, "steps": 3000})}
     items = tuple(sorted(cfg.items()))
     table, res, lrs, ctl = [], {}, {"He": [], "LeCun": [], "NTK": []}, torch.zeros(2, dtype=torch.float64)
     for L in depths:
