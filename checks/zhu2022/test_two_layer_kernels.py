@@ -17,6 +17,8 @@ from theory.sim.ntk import layer_kernels
 from theory.sim.train import gd
 from theory.stats import failure_rate_test, fit_power
 
+from ._references import k_reference
+
 D, N = 5, 8
 MC_ALPHA = 1e-3  # family-wise level of the Monte-Carlo z-tests of H^∞ (Bonferroni over its entries)
 
@@ -74,10 +76,8 @@ def test_kernels_match_definitions_and_limit(ctx, record):
     # up to √(2·4eps) ≈ 3e-8 (arccos is ill-conditioned at 1), so each entry is off by ≤ |G|ᵢⱼ·3e-8/(2π) and λ_min by
     # ≤ n·max|G|·3e-8/(2π) (Weyl), plus 100·n·eps·λ_max for the eigensolvers; relative to λ_min, asserted
     Xn = X.detach().cpu().numpy()
-    nrm = np.linalg.norm(Xn, axis=1)
-    ang = np.arccos(np.clip((Xn @ Xn.T) / np.outer(nrm, nrm), -1.0, 1.0))
     Gs = m * b2 * b2 / (alpha * alpha) * (Xn @ Xn.T)
-    ev = np.linalg.eigvalsh(Gs * (np.pi - ang) / (2 * np.pi))
+    ev = np.linalg.eigvalsh(m * b2 * b2 / (alpha * alpha) * k_reference(X))
     lam0_np = float(ev[0])
     e0 = abs(lam0 / lam0_np - 1)
     e0_tol = (len(ev) * float(np.abs(Gs).max()) * 3e-8 / (2 * np.pi)

@@ -23,6 +23,8 @@ from theory.sim.ntk import layer_kernels
 from theory.sim.train import gd
 from theory.stats import failure_rate_test
 
+from ._references import k_reference
+
 B1 = B2 = 1.0
 EPS64 = float(np.finfo(np.float64).eps)
 # Levels of the exact binomial tests; each is the declared false-alarm rate (record false_alarm) of its test.
@@ -50,16 +52,6 @@ def _lam0(r):
     return tl.lambda0(r["X"], r["m"], r["alpha"], B2)
 
 
-def _k_reference(X):
-    """K_ij = x_iᵀx_j (π − θ_ij)/(2π) (numpy, float64), written apart from tl.K_matrix."""
-    X = np.asarray(torch.as_tensor(X).detach().cpu(), dtype=np.float64)
-    G = X @ X.T
-    nx = np.sqrt(np.diag(G))
-    theta = np.arccos(np.clip(G / np.outer(nx, nx), -1.0, 1.0))
-    np.fill_diagonal(theta, 0.0)
-    return G * (np.pi - theta) / (2 * np.pi)
-
-
 def _lemma7_8_reference(X, W0, a, H, alpha, Ra, Rw):
     """Lemma 7's figures and Lemma 8's Markov ratios written apart from tl (numpy, float64), to pin the production
     events that gate the as-stated records (a wrong threshold there would only move members between inside and
@@ -70,7 +62,7 @@ def _lemma7_8_reference(X, W0, a, H, alpha, Ra, Rw):
     X, W0, a, H = (np.asarray(t.detach().cpu(), dtype=np.float64) for t in (X, W0, a, H))
     n, m = X.shape[0], W0.shape[-2]
     G = X @ X.T
-    Hinf = m * B2 ** 2 / alpha ** 2 * _k_reference(X)
+    Hinf = m * B2 ** 2 / alpha ** 2 * k_reference(X)
     lam0 = np.linalg.eigvalsh(Hinf)[0]
     dev = np.linalg.norm(H[0] - Hinf, ord=2, axis=(-2, -1)) / lam0
     lmin = np.linalg.eigvalsh(H[0])[:, 0] / lam0
@@ -245,7 +237,7 @@ def test_lemma8_conclusion_within_radii(ctx, record):
             assert np.allclose(got.cpu().numpy(), want, rtol=1e-9, atol=atol), f"{name}: tl differs from the reference"
         if m == LEM8_WIDTHS[0]:  # Lemma 7's thresholds probed: H(0) = H^∞ + c λ₀ vvᵀ (v its top eigenvector) has
             # ‖H(0) − H^∞‖₂/λ₀ = c and λ_min(H(0)) = λ₀, so the event holds at c = 0.2475 and fails at c = 0.2525
-            Hinf_t = torch.as_tensor(m * B2 ** 2 / alpha ** 2 * _k_reference(X), dtype=H.dtype, device=H.device)
+            Hinf_t = torch.as_tensor(m * B2 ** 2 / alpha ** 2 * k_reference(X), dtype=H.dtype, device=H.device)
             ev, V = torch.linalg.eigh(Hinf_t)
             vv = torch.outer(V[:, -1], V[:, -1])
             probe = torch.stack([Hinf_t + c * ev[0] * vv for c in (0.2475, 0.2525)])
