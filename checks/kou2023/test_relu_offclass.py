@@ -22,7 +22,11 @@ from theory.papers.kou2023 import setup as ks
 from ._rates_runs import relu_c0r_config
 
 CLAIMS = ("kou2023/lem-E.2", "kou2023/cor-E.3")
-TREND_MAX = 1.1  # p > 0: the ratio / ε must not grow over the last decade (bounded, implied ĉ settles)
+# p > 0: "settled within the run" = the ratio's growth per decade, fitted by least squares on log t over the
+# geometric grid of the last decade, is at most 10 % of its value at T. Above it the ratio is still rising
+# at T: the printed statement allows T₂ (up to exp(Θ((β+1)/ε)) in the proof) beyond any finite run, so such a
+# run is inconclusive for it, never a violation.
+TREND_MAX = 0.10
 
 
 @functools.lru_cache(maxsize=4)
@@ -43,6 +47,15 @@ def offclass_run(ctx, p: float) -> ks.KouRun:
     return _run((ctx.profile, ctx.seed, str(ctx.device)), ctx, p)
 
 
+def decade_growth(r: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Per member: the OLS slope of r on ln t over the grid points of the last decade (t ≥ T/10), times ln 10,
+    over r(T): the fitted relative growth per decade at the end of the run, (E,)."""
+    k10 = int(np.searchsorted(t, t[-1] / 10))
+    u = np.log(np.asarray(t[k10:], dtype=float))
+    slope = np.polyfit(u, r[k10:], 1)[0]
+    return slope * np.log(10.0) / r[-1]
+
+
 def _ratio(run) -> np.ndarray:
     """max_{i', r; y_i' = −j}|ρ̲_{j,r,i'}| / min_{i, r' ∈ S_i^(0)} ρ̄_{y_i,r',i} per grid point t ≥ 1, (T−1, E)."""
     data, rho = run.data, run.rho[1:]
@@ -58,8 +71,9 @@ def _ratio(run) -> np.ndarray:
 @pytest.mark.parametrize("p", [0.005, 0.0], ids=["p0.005", "p0"])
 def test_offclass_sharpened_e24(ctx, record, p):
     """Sharpened (E.24) at every step: 0 violations (companion: without the η‖x‖²/(nm) term it must fail).
-    For p > 0 also the printed ratio max|ρ̲|/min ρ̄ over ε: it must settle (tail trend over the last
-    decade ≤ 1.1), giving the implied constant ĉ of the lemma."""
+    For p > 0 also the printed ratio max|ρ̲|/min ρ̄ over ε, the implied constant ĉ of the lemma: "holds" when
+    it has settled within the run (fitted growth over the last decade ≤ 10 % in every member), else
+    inconclusive (still rising at T; the statement's T₂ may lie beyond the run)."""
     run = offclass_run(ctx, p)
     h = run.hook_out
     viol, viol_wrong = int(h.viol.sum()), int(h.viol_wrong.sum())
@@ -67,15 +81,16 @@ def test_offclass_sharpened_e24(ctx, record, p):
     t = run.t[1:]
     r = _ratio(run)
     k10 = int(np.searchsorted(t, t[-1] / 10))
-    trend = float((r[-1] / r[k10]).max())
-    ok_ratio = True if p == 0 else trend <= TREND_MAX
-    ok = viol == 0 and ok_ratio
+    trend = float(decade_growth(r, t).max())
+    settled = p == 0 or trend <= TREND_MAX
+    ok = viol == 0
     conf = run.cfg.as_dict() | {"steps_checked": h.steps}
     chat = float(r[-1].max() / eps) if p > 0 else float("nan")
     if p > 0:
         tight = (f"sharpened (E.24): {viol} violations over {h.steps} steps × {run.cfg.E} seeds (max lhs/rhs "
                  f"{float(h.max_ratio.max()):.4f}); printed ratio/ε at T: {(r[-1] / eps).round(3).tolist()} (implied ĉ ≈ "
-                 f"{chat:.2f}), at T/10: {(r[k10] / eps).round(3).tolist()}, tail trend {trend:.3f} (≤ {TREND_MAX} required)")
+                 f"{chat:.2f}), at T/10: {(r[k10] / eps).round(3).tolist()}, fitted growth over the last decade {trend:+.3f} per decade "
+                 f"(settled: ≤ {TREND_MAX})")
     else:
         tight = (f"sharpened (E.24): {viol} violations over {h.steps} steps × {run.cfg.E} seeds (max lhs/rhs "
                  f"{float(h.max_ratio.max()):.4f}); p = 0: the printed ratio is judged in the expected-failure test")
@@ -89,15 +104,18 @@ def test_offclass_sharpened_e24(ctx, record, p):
                bound=1.0, config=conf, hypotheses=run.hyp, tightness=tight, series=ser,
                note="sharpened (E.24), evaluated at every step (every_step hook), not only on the grid")
         if p > 0:  # the printed statement for p > 0: the ratio over ε settles (an implied constant ĉ exists)
-            record("holds" if ok_ratio else "violated", claim=cid, observed=chat, bound=None, covers=["p > 0"],
-                   config=conf, hypotheses=run.hyp, series=ser,
-                   tightness=(f"implied ĉ = max|ρ̲|/(ε min ρ̄) at T = {chat:.3f}; tail trend over the last decade "
-                              f"{trend:.3f} (≤ {TREND_MAX} required: the ratio does not grow)"))
+            record("holds" if settled else "inconclusive", claim=cid, observed=chat, bound=None, covers=["p > 0"],
+                   config=conf, hypotheses=run.hyp, series=ser, finding_type=None if settled else "inconclusive",
+                   tightness=(f"implied ĉ = max|ρ̲|/(ε min ρ̄) at T = {chat:.3f}; fitted growth over the last "
+                              f"decade {trend:+.3f} per decade (largest member; settled within the run: ≤ {TREND_MAX})"),
+                   note="" if settled else (
+                       f"the ratio is still rising at T = {int(t[-1])} ({trend:+.3f} per decade): the statement's "
+                       "T₂ may lie beyond the run, so this run neither confirms nor refutes it"))
         record("holds" if viol_wrong > 0 else "violated", claim=cid, role="companion", observed=viol_wrong, bound=0,
                config=conf, note=(f"(E.24) without the η‖x_i'‖²/(nm) term: {viol_wrong} violations over the same steps "
                                   f"(rejected: {viol_wrong > 0})"))
     assert viol_wrong > 0  # the check can fail: the bound without its step term is violated
-    assert ok, (viol, trend)
+    assert ok, viol
 
 
 @functools.lru_cache(maxsize=2)
