@@ -291,6 +291,8 @@ def pytest_runtest_logreport(report):
     for key, val in getattr(report, "user_properties", []) or []:
         if key == "theory_claims":
             t["claims"] = list(val)
+        elif key == PEAK_GPU and report.when == "call":
+            t[PEAK_GPU] = max(int(val), int(t.get(PEAK_GPU, 0)))
         elif key == "theory_record" and report.when == "call":
             k = f"{val['claim']}:{val['verdict']}"
             t["records"][k] = t["records"].get(k, 0) + 1
@@ -323,6 +325,21 @@ def pytest_collectreport(report):
     text = str(getattr(report, "longreprtext", "") or report.longrepr or "")
     lines = [ln for ln in text.splitlines() if ln.strip()]
     config.__dict__.setdefault("_theory_collect_errors", {})[report.nodeid] = (lines[-1] if lines else "")[:300]
+
+
+PEAK_GPU = "peak_gpu_bytes"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Worker side, on CUDA: the test's peak allocated GPU memory (torch's allocator, all devices of the
+    process), reset before the call and carried to the controller as ``run.tests[id].peak_gpu_bytes``."""
+    cuda = _device.get_device().type == "cuda"
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    yield
+    if cuda:
+        item.user_properties.append((PEAK_GPU, int(torch.cuda.max_memory_allocated())))
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
