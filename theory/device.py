@@ -54,6 +54,14 @@ def tensor(data, dtype: torch.dtype = DEFAULT_DTYPE, device: torch.device | None
     return torch.as_tensor(data, dtype=dtype, device=device or get_device())
 
 
+def draw_device(generator: torch.Generator | None, target=None):
+    """Where a random draw with ``generator`` must be made: torch samples only on the generator's own device, so a
+    draw goes there and is then moved to ``target`` (``torch.randn(..., generator=g, device=draw_device(g, t)).to(t)``).
+    A check may pass its context's generator (CUDA in a CUDA run) to code that builds CPU tensors, or a CPU
+    generator to code on the GPU; both work. Without a generator: ``target``."""
+    return generator.device if generator is not None else target
+
+
 def generator(seed: int, device: torch.device | None = None) -> torch.Generator:
     """A seeded torch.Generator on the given (or policy) device."""
     dev = device or get_device()

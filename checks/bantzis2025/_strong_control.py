@@ -23,10 +23,10 @@ from theory.papers.bantzis2025 import localized as loc
 
 def family_data(N, d, alpha, eps, gen, dtype, device=None):
     """(u, v, w, G, X_in) of the near-equality family (u, v unit with entries in [0.5, 1.5]/norm)."""
-    u = torch.rand(d, generator=gen, dtype=dtype) + 0.5
-    v = torch.rand(N, generator=gen, dtype=dtype) + 0.5
+    u = torch.rand(d, generator=gen, dtype=dtype, device=gen.device) + 0.5
+    v = torch.rand(N, generator=gen, dtype=dtype, device=gen.device) + 0.5
     u, v = u / u.norm(), v / v.norm()
-    w = torch.randn(N, generator=gen, dtype=dtype)
+    w = torch.randn(N, generator=gen, dtype=dtype, device=gen.device)
     w = w - (w @ v) * v
     w = w / w.norm()
     beta = math.sqrt(1 - alpha ** 2)
@@ -137,7 +137,7 @@ def sublevel_search(X, G, u, v, eps, L, width, starts, steps, gen, lr=3e-3, amp=
     sign = -float(torch.sign(G @ v))
     anchor = loc.to_sphere([w.expand(E, *w.shape[1:]).clone() for w in chain(u, L, width, 1.0, torch.zeros_like(u), sign)])
     assert bool((speed(anchor, X, G) >= thr).all())              # A.5 (i)–(ii): the anchor is in S
-    th = [w + amp * torch.randn(w.shape, generator=gen, dtype=w.dtype).to(w.device) / math.sqrt(w[0].numel())
+    th = [w + amp * torch.randn(w.shape, generator=gen, dtype=w.dtype, device=gen.device).to(w.device) / math.sqrt(w[0].numel())
           for w in anchor]
     th = [w.clone().requires_grad_(True) for w in retract(loc.to_sphere(th), anchor, X, G, thr)]
     sel = torch.arange(E, device=X.device) // starts

@@ -69,7 +69,7 @@ def adversarial_search(X, G, L, width, starts, steps, gen, lr=0.03):
 
 def equality_data(N, d, gen, dtype):
     """X ≥ 0 (so its top right singular vector v_1 is non-negative, Perron) and G = −v_1 (‖G‖ = 1)."""
-    X = torch.randn(N, d, generator=gen, dtype=dtype).abs()          # rows are samples: paper X = this.T
+    X = torch.randn(N, d, generator=gen, dtype=dtype, device=gen.device).abs()          # rows are samples: paper X = this.T
     U, S, Vh = torch.linalg.svd(X, full_matrices=False)
     v1 = U[:, 0] * torch.sign(U[:, 0].sum())                          # over samples (paper: right singular vector)
     u1 = Vh[0] * torch.sign(U[:, 0].sum())                            # over features (paper: left singular vector)
@@ -94,8 +94,8 @@ def test_budget_adversarial_search_and_equality_case(record, ctx):
     gen = record.generator({"test": "budget adversarial"})
     starts, steps = ctx.pick(quick=24, full=256), ctx.pick(quick=250, full=2000)
     rows, best_all = [], -math.inf
-    Xg = torch.randn(12, 3, generator=gen, dtype=ctx.dtype)
-    Gg = torch.randn(12, generator=gen, dtype=ctx.dtype)
+    Xg = torch.randn(12, 3, generator=gen, dtype=ctx.dtype, device=gen.device)
+    Gg = torch.randn(12, generator=gen, dtype=ctx.dtype, device=gen.device)
     Xe, Ge, u1 = equality_data(12, 3, gen, ctx.dtype)
     eq_rows = []
     for L in (3, 6):
@@ -131,7 +131,7 @@ def test_budget_check_rejects_halved_budget(record, ctx):
     against it); random θ and solver optima (ratio ≤ 0.35) would not notice, the adversarial search on Gaussian data
     (ratio ≈ 0.5) only barely."""
     gen = record.generator({"test": "budget adversarial"})
-    torch.randn(12, 3, generator=gen, dtype=ctx.dtype), torch.randn(12, generator=gen, dtype=ctx.dtype)
+    torch.randn(12, 3, generator=gen, dtype=ctx.dtype, device=gen.device), torch.randn(12, generator=gen, dtype=ctx.dtype, device=gen.device)
     Xe, Ge, u1 = equality_data(12, 3, gen, ctx.dtype)
     r_eq = [float(budget_ratio(equality_point(u1, L, 8, ctx.dtype), Xe, Ge)[0][0]) for L in (3, 6)]
     rejected = all(2 * r > 1 + SLACK for r in r_eq)

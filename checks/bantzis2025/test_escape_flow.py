@@ -35,7 +35,7 @@ def _data(record, ctx):
 
 def _norms(traj):
     n = traj[0].shape[0]
-    return np.sqrt(sum((p.reshape(n, -1) ** 2).sum(1).numpy() for p in traj))
+    return np.sqrt(sum((p.reshape(n, -1) ** 2).sum(1).cpu().numpy() for p in traj))
 
 
 def _run_ray(X, G, L, start_scale=1.0):
@@ -166,7 +166,7 @@ def test_proof_step_loss_along_ray(record, ctx):
     for L in (2, 3, 4, 5):
         r = _run_ray(X, G, L)
         n = r["t"].size
-        L0 = loc.localized_loss([p.reshape(n, *p.shape[2:]) for p in r["traj"]], X, G).numpy()
+        L0 = loc.localized_loss([p.reshape(n, *p.shape[2:]) for p in r["traj"]], X, G).cpu().numpy()
         pred = -B.unit_speed(r["s"], L) * r["obs"] ** L
         err = float(np.max(np.abs(L0 - pred) / np.abs(pred)))
         err_p = float(np.max(np.abs(L0 + r["s"] * r["obs"] ** L) / np.abs(L0)))
@@ -189,7 +189,7 @@ def test_proof_step_as_printed(record, ctx):
     X, G = _data(record, ctx)
     r = _run_ray(X, G, 3)
     n = r["t"].size
-    L0 = loc.localized_loss([p.reshape(n, *p.shape[2:]) for p in r["traj"]], X, G).numpy()
+    L0 = loc.localized_loss([p.reshape(n, *p.shape[2:]) for p in r["traj"]], X, G).cpu().numpy()
     err = float(np.max(np.abs(L0 + r["s"] * r["obs"] ** 3) / np.abs(L0)))
     # size: L0(θ(t)) / (−s‖θ(t)‖³) = 3^{−3/2} at every sample (Def. 2.1 puts ρ on the radius-√3 sphere)
     q = L0 / (-r["s"] * r["obs"] ** 3)
@@ -207,10 +207,10 @@ def test_output_bound(record, ctx):
     gen = record.generator({"test": "output bound"})
     rows, worst = [], 0.0
     for L, n in ((2, 8), (3, 8), (5, 6), (8, 4)):
-        X = torch.randn(12, 5, generator=gen, dtype=ctx.dtype)
-        th = [torch.randn(ctx.pick(quick=2000, full=20000), a, b, generator=gen, dtype=ctx.dtype)
+        X = torch.randn(12, 5, generator=gen, dtype=ctx.dtype, device=gen.device)
+        th = [torch.randn(ctx.pick(quick=2000, full=20000), a, b, generator=gen, dtype=ctx.dtype, device=gen.device)
               for a, b in zip([n] * (L - 1) + [2], [5] + [n] * (L - 1))]
-        th = loc.scale(th, torch.rand(th[0].shape[0], generator=gen, dtype=ctx.dtype) * 3)
+        th = loc.scale(th, torch.rand(th[0].shape[0], generator=gen, dtype=ctx.dtype, device=gen.device) * 3)
         Y = loc.output(th, X)
         bound = (torch.sqrt(loc.sq_norm(th)) / math.sqrt(L)) ** L * X.norm()
         opprod = torch.stack([torch.linalg.matrix_norm(w, ord=2) for w in th], 1).prod(1) * X.norm()
@@ -333,13 +333,13 @@ def test_escape_time_as_printed(record, ctx, variant):
 @pytest.mark.claim("bantzis2025/prop-A.1")
 def test_gradient_flow_decomposition_pointwise(record, ctx):
     gen = record.generator({"test": "A.1"})
-    X = torch.randn(12, 4, generator=gen, dtype=ctx.dtype)
-    G = torch.randn(12, generator=gen, dtype=ctx.dtype)
+    X = torch.randn(12, 4, generator=gen, dtype=ctx.dtype, device=gen.device)
+    G = torch.randn(12, generator=gen, dtype=ctx.dtype, device=gen.device)
     rows, worst = [], 0.0
     E = ctx.pick(quick=200, full=1000)
     for L in (2, 3, 4, 6):
         th = loc.scale(loc.random_sphere(E, [4] + [8] * (L - 1) + [1], generator=gen, dtype=ctx.dtype),
-                       torch.rand(E, generator=gen, dtype=ctx.dtype) * 2 + 0.1)
+                       torch.rand(E, generator=gen, dtype=ctx.dtype, device=gen.device) * 2 + 0.1)
         nrm = torch.sqrt(loc.sq_norm(th))
         bar = loc.scale(th, 1 / nrm)
         _, g = loc.gradient(th, X, G)
@@ -524,7 +524,7 @@ def test_scaling_law(record, ctx):
     for L in (3, 4):
         rho = es.direction_params(w, c, L)
         # a generic start near (not on) the ray, still inside one activation region (smooth flow)
-        th0 = [p + 0.02 * torch.randn(p.shape, generator=gen, dtype=ctx.dtype) for p in rho]
+        th0 = [p + 0.02 * torch.randn(p.shape, generator=gen, dtype=ctx.dtype, device=gen.device) for p in rho]
         th0 = loc.scale(th0, torch.tensor([0.3], dtype=ctx.dtype))
         # the flows below follow one path up to τ = T·2^{L−2} (the wrong version at α = 2): the horizon T starts at 0.2
         # and is halved until that path is smooth (DOP853 fails where it reaches a ReLU kink: --seed 32), so every draw

@@ -54,12 +54,12 @@ def _data(ctx, gen):
     if ctx.full and path:
         X, lab = real.load_mnist(path, os.environ.get("THEORY_MNIST_LABELS"), device=ctx.device)
         n, w = ctx.size(10_000, floor=100), ctx.size(1000, floor=8)  # ctx.size: shrunk in a smoke run only
-        idx = torch.randperm(len(lab), generator=torch.Generator().manual_seed(0))[:n].to(ctx.device)
+        idx = torch.randperm(len(lab), generator=torch.Generator().manual_seed(0), device="cpu").cpu()[:n].to(ctx.device)
         return S.standardize(X[idx]), lab[idx], "MNIST (local file), " + f"{n:,}".replace(",", " ") + " images", \
             [784] + [w] * 5 + [10], \
             1e-3, 10.0, ctx.size(20_000, floor=200)
     X, lab = real.digits(device=ctx.device)
-    idx = torch.randperm(len(lab), generator=torch.Generator().manual_seed(0))[:300].to(ctx.device)
+    idx = torch.randperm(len(lab), generator=torch.Generator().manual_seed(0), device="cpu").cpu()[:300].to(ctx.device)
     return S.standardize(X[idx]), lab[idx], "sklearn digits 8x8, 300 images", [64] + [16] * 5 + [10], 0.05, 20.0, \
         ctx.pick(quick=2000, full=20_000)
 
@@ -79,7 +79,7 @@ def test_dominant_singular_value_after_first_escape(record, ctx):
     # the plateau length varies with the draw: train past `steps` (up to 4×) until every member has escaped
     run = S.train_saddle(X, Y, dims, init_std=std, eta0=eta0, steps=steps, log_every=100, E=E, generator=gen,
                          escape_drop=0.05, after_escape=after, max_steps=4 * steps)
-    loss = run.loss_tensor().numpy()          # (T, E)
+    loss = run.loss_tensor().cpu().numpy()          # (T, E)
     C0 = float(0.5 * (Y ** 2).sum(-1).mean())
     t = np.array(run.steps)
     L = len(dims) - 1

@@ -31,15 +31,15 @@ def test_forward_map_matches_definition(record, ctx):
     rows, worst = [], 0.0
     for dims in ([3, 5, 2], [4, 6, 6, 1], [2, 3, 4, 5, 3]):
         L = len(dims) - 1
-        th = [torch.randn(2, dims[l + 1], dims[l], generator=gen, dtype=ctx.dtype) for l in range(L)]
-        X = torch.randn(7, dims[0], generator=gen, dtype=ctx.dtype)
+        th = [torch.randn(2, dims[l + 1], dims[l], generator=gen, dtype=ctx.dtype, device=gen.device) for l in range(L)]
+        X = torch.randn(7, dims[0], generator=gen, dtype=ctx.dtype, device=gen.device)
         Y = loc.output(th, X)
         # the same net with W_L negated: a linear output gives exactly −Y, so one of the two has negative entries
         # whatever the draw (unless every output is 0); a ReLU on the output would make both ≥ 0
         Yn = loc.output(th[:-1] + [-th[-1]], X)
         ref = np.stack([_loop_forward(w[e].tolist() for w in th) if False else
-                        _loop_forward([w[e].numpy() for w in th], X.numpy()) for e in range(2)])
-        err = float(np.abs(Y.numpy() - ref).max())
+                        _loop_forward([w[e].cpu().numpy() for w in th], X.cpu().numpy()) for e in range(2)])
+        err = float(np.abs(Y.cpu().numpy() - ref).max())
         P = sum(dims[l] * dims[l + 1] for l in range(L))
         sq = float(loc.sq_norm(th)[0])
         worst = max(worst, err)
@@ -65,8 +65,8 @@ def test_forward_map_matches_definition(record, ctx):
 @pytest.mark.claim("bantzis2025/eq-1")
 def test_homogeneity_and_euler(record, ctx):
     gen = record.generator({"test": "homogeneity"})
-    X = torch.randn(12, 4, generator=gen, dtype=ctx.dtype)
-    G = torch.randn(12, 2, generator=gen, dtype=ctx.dtype)
+    X = torch.randn(12, 4, generator=gen, dtype=ctx.dtype, device=gen.device)
+    G = torch.randn(12, 2, generator=gen, dtype=ctx.dtype, device=gen.device)
     rows, worst, wrong_min = [], 0.0, math.inf
     E = ctx.pick(quick=200, full=1000)
     for L in range(2, 7):
@@ -106,8 +106,8 @@ def test_first_order_expansion_remainder(record, ctx):
     tol = 2·L·max Y²/12 + 1e-5 of 2L. (The former grid α ∈ [0.05, 0.4] put the remainder near 1e-15 for
     small ‖Y_1‖, i.e. float noise: exponent 8.36 at L = 4, seed 2.)"""
     gen = record.generator({"test": "remainder"})
-    X = torch.randn(10, 3, generator=gen, dtype=ctx.dtype)
-    y = torch.sign(torch.randn(10, generator=gen, dtype=ctx.dtype))
+    X = torch.randn(10, 3, generator=gen, dtype=ctx.dtype, device=gen.device)
+    y = torch.sign(torch.randn(10, generator=gen, dtype=ctx.dtype, device=gen.device))
     rows = []
 
     def logistic_rem(th1, a, G):

@@ -222,14 +222,14 @@ def test_thmA7_vacuous_on_circle_data(record, ctx):
 
 def _a5_setup(ctx, gen, eps, aligned=True):
     d, N = 4, 10
-    u = torch.randn(d, generator=gen, dtype=ctx.dtype).abs()
-    v = torch.randn(N, generator=gen, dtype=ctx.dtype).abs()
+    u = torch.randn(d, generator=gen, dtype=ctx.dtype, device=gen.device).abs()
+    v = torch.randn(N, generator=gen, dtype=ctx.dtype, device=gen.device).abs()
     u, v = u / u.norm(), v / v.norm()
-    E = torch.randn(N, d, generator=gen, dtype=ctx.dtype)
+    E = torch.randn(N, d, generator=gen, dtype=ctx.dtype, device=gen.device)
     E = E / E.norm() * eps
     Xin = torch.outer(v, u) + E                     # rows are samples: (uvᵀ)ᵀ
-    G = (-v + 0.3 * torch.randn(N, generator=gen, dtype=ctx.dtype) / math.sqrt(N)) if aligned else \
-        torch.randn(N, generator=gen, dtype=ctx.dtype)
+    G = (-v + 0.3 * torch.randn(N, generator=gen, dtype=ctx.dtype, device=gen.device) / math.sqrt(N)) if aligned else \
+        torch.randn(N, generator=gen, dtype=ctx.dtype, device=gen.device)
     return u, v, E, Xin, G
 
 
@@ -399,8 +399,8 @@ def _telescoping(th, X, G, drop_last_op=False):
 def _a4_thetas(ctx, gen):
     """(label, X, G, θ) for Prop A.4: random θ on the sphere (W_L flipped so that c_0 ≥ 0, dead ones dropped)
     at several depths on Gaussian data, and the approximate optima of the circle data (cold and polished)."""
-    X = torch.randn(12, 3, generator=gen, dtype=ctx.dtype)
-    G = torch.randn(12, generator=gen, dtype=ctx.dtype)
+    X = torch.randn(12, 3, generator=gen, dtype=ctx.dtype, device=gen.device)
+    G = torch.randn(12, generator=gen, dtype=ctx.dtype, device=gen.device)
     E = ctx.pick(quick=200, full=10_000)
     out = []
     for L in ctx.pick(quick=[3, 6, 10], full=[3, 6, 10, 20]):
@@ -510,8 +510,8 @@ def test_many_nearly_rank_one_layers(record, ctx):
     asks for ≥ 2 layers ((1−p)L ≥ 2); the p = 1/2 instance is reported for every row."""
     rows = []
     gen = record.generator({"test": "3.4"}, claim="bantzis2025/prop-3.4")
-    Xg = torch.randn(12, 3, generator=gen, dtype=ctx.dtype)
-    Gg = torch.randn(12, generator=gen, dtype=ctx.dtype)
+    Xg = torch.randn(12, 3, generator=gen, dtype=ctx.dtype, device=gen.device)
+    Gg = torch.randn(12, generator=gen, dtype=ctx.dtype, device=gen.device)
     th_E = ctx.pick(quick=100, full=2000)
     for L in (3, 6, 10):
         th = loc.random_sphere(th_E, [3] + [8] * (L - 1) + [1], generator=gen, dtype=ctx.dtype)
@@ -566,8 +566,8 @@ def test_count_rejects_tightened_threshold(record, ctx):
     """Companion: with the threshold divided by 50 the same count fails on random θ and on the deep circle
     points: the count check can fail."""
     gen = record.generator({"test": "tight"})
-    X = torch.randn(12, 3, generator=gen, dtype=ctx.dtype)
-    G = torch.randn(12, generator=gen, dtype=ctx.dtype)
+    X = torch.randn(12, 3, generator=gen, dtype=ctx.dtype, device=gen.device)
+    G = torch.randn(12, generator=gen, dtype=ctx.dtype, device=gen.device)
     th = loc.random_sphere(100, [3, 8, 8, 8, 8, 8, 1], generator=gen, dtype=ctx.dtype)
     v = loc.localized_loss(th, X, G)
     th[-1] = th[-1] * torch.where(v > 0, -1.0, 1.0).view(-1, 1, 1)
@@ -586,8 +586,8 @@ def test_nonnegative_top_singular_vectors(record, ctx):
     n = ctx.pick(quick=2000, full=20000)
     worst, checked = 0.0, 0
     for m in range(1, 8):
-        A = torch.rand(n // 7, m, 1 + (m * 3) % 7, generator=gen, dtype=ctx.dtype)
-        A = A * (torch.rand(A.shape, generator=gen, dtype=ctx.dtype) > 0.4)
+        A = torch.rand(n // 7, m, 1 + (m * 3) % 7, generator=gen, dtype=ctx.dtype, device=gen.device)
+        A = A * (torch.rand(A.shape, generator=gen, dtype=ctx.dtype, device=gen.device) > 0.4)
         A = A[A.flatten(1).abs().sum(1) > 0]
         U, S, Vh = torch.linalg.svd(A)
         u1, v1 = Vh[:, 0, :], U[:, :, 0]

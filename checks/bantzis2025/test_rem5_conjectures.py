@@ -28,10 +28,10 @@ def _balances(ps):
 @pytest.mark.claim("bantzis2025/rem-5")
 def test_weak_balancedness_is_conserved(record, ctx):
     gen = record.generator({"test": "balancedness"})
-    X = torch.randn(12, 3, generator=gen, dtype=ctx.dtype)
-    y = torch.randn(12, 1, generator=gen, dtype=ctx.dtype)
+    X = torch.randn(12, 3, generator=gen, dtype=ctx.dtype, device=gen.device)
+    y = torch.randn(12, 1, generator=gen, dtype=ctx.dtype, device=gen.device)
     E = 4
-    th0 = [0.5 * torch.randn(E, a, b, generator=gen, dtype=ctx.dtype) for a, b in ((5, 3), (5, 5), (5, 5), (1, 5))]
+    th0 = [0.5 * torch.randn(E, a, b, generator=gen, dtype=ctx.dtype, device=gen.device) for a, b in ((5, 3), (5, 5), (5, 5), (1, 5))]
 
     def mse(ps):
         return 0.5 * ((loc.output(ps, X) - y) ** 2).sum((-1, -2)) / X.shape[0]

@@ -53,7 +53,7 @@ def _family_points(ctx, gen):
         a, rho = gv * un, gn * eps / (gv * un)
         thr = a - gn * eps
         q = (1 - rho) / (1 + rho) * (1 + TAU)
-        x = torch.randn(D, generator=gen, dtype=ctx.dtype).to(ctx.device)
+        x = torch.randn(D, generator=gen, dtype=ctx.dtype, device=gen.device).to(ctx.device)
         x = x - (x @ u) * u
         x = x / x.norm()
         nets = {"tail(W_1)": SC.chain(u, L, WIDTH, q, math.sqrt(1 - q * q) * x),
@@ -68,12 +68,12 @@ def _family_points(ctx, gen):
 
 def _aligned_data(ctx, gen, eps):
     """The solver checks' data: u, v = |N(0, I)| normalized, ‖E‖_F = ε, G = −v + 0.3·N(0, I)/√N."""
-    u = torch.randn(D, generator=gen, dtype=ctx.dtype).abs()
-    v = torch.randn(N, generator=gen, dtype=ctx.dtype).abs()
+    u = torch.randn(D, generator=gen, dtype=ctx.dtype, device=gen.device).abs()
+    v = torch.randn(N, generator=gen, dtype=ctx.dtype, device=gen.device).abs()
     u, v = u / u.norm(), v / v.norm()
-    E = torch.randn(N, D, generator=gen, dtype=ctx.dtype)
+    E = torch.randn(N, D, generator=gen, dtype=ctx.dtype, device=gen.device)
     E = E / E.norm() * eps
-    G = -v + 0.3 * torch.randn(N, generator=gen, dtype=ctx.dtype) / math.sqrt(N)
+    G = -v + 0.3 * torch.randn(N, generator=gen, dtype=ctx.dtype, device=gen.device) / math.sqrt(N)
     return [t.to(ctx.device) for t in (u, v, G, torch.outer(v, u) + E)]
 
 

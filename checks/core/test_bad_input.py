@@ -70,7 +70,7 @@ def test_nan_weights_diverge_loudly():
 
 def test_blowup_raises_divergence_error():
     X = data.unit_sphere(6, 4, generator=torch.Generator().manual_seed(0))
-    Y = torch.randn(6, dtype=DT, generator=torch.Generator().manual_seed(1)) * 10
+    Y = torch.randn(6, dtype=DT, generator=torch.Generator().manual_seed(1), device="cpu") * 10
     net = models.DeepMLP.init(2, [4, 16, 16, 1], generator=torch.Generator().manual_seed(2))
     with pytest.raises(DivergenceError, match="diverged"):
         train.gd(net, X, Y, loss="squared", lr=50.0, steps=200)

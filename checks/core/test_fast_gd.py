@@ -190,7 +190,7 @@ def test_divergence_same_step_and_members(ctx, monkeypatch, blocks_):
 
 def _check_divergence():
     X = data.unit_sphere(6, 4, generator=torch.Generator().manual_seed(0))
-    Y = torch.randn(6, dtype=DT, generator=torch.Generator().manual_seed(1)) * 10
+    Y = torch.randn(6, dtype=DT, generator=torch.Generator().manual_seed(1), device="cpu") * 10
     base = models.DeepMLP.init(4, [4, 16, 16, 1], generator=torch.Generator().manual_seed(2))
     lr = torch.tensor([0.01, 30.0, 0.01, 50.0], dtype=DT)
     got = {}

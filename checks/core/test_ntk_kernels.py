@@ -12,7 +12,7 @@ from theory.sim.ntk import layer_kernels
 def test_layer_kernels_match_jacobian_products(ntk):
     g = torch.Generator().manual_seed(3)
     net = DeepMLP.init(2, [4, 7, 6, 1], stds="he", ntk=ntk, alpha=0.7, generator=g, device="cpu")
-    X = torch.randn(5, 4, generator=g, dtype=torch.float64)
+    X = torch.randn(5, 4, generator=g, dtype=torch.float64, device=g.device)
     K = layer_kernels(net, X)
     for e in range(2):
         ps = [w[e:e + 1].clone() for w in net.params]
@@ -41,7 +41,7 @@ def test_row_angles_accurate_at_zero_and_pi():
     from theory.sim.ntk import row_angles
 
     g = torch.Generator().manual_seed(3)
-    A = torch.randn(5, 7, generator=g, dtype=torch.float64)
+    A = torch.randn(5, 7, generator=g, dtype=torch.float64, device=g.device)
     assert float(row_angles(A, A).diagonal().abs().max()) == 0.0
     assert float((row_angles(A, -A).diagonal() - math.pi).abs().max()) <= 4e-16
     u = A[0] / A[0].norm()

@@ -140,8 +140,8 @@ def test_all_calls_stand_in_sees_every_call_and_trains_nothing():
     from theory.sim import train
 
     g = torch.Generator().manual_seed(1)
-    X = torch.randn(12, 4, generator=g, dtype=torch.float64)
-    y = (torch.randn(12, generator=g, dtype=torch.float64) > 0).double()
+    X = torch.randn(12, 4, generator=g, dtype=torch.float64, device=g.device)
+    y = (torch.randn(12, generator=g, dtype=torch.float64, device=g.device) > 0).double()
     nets = [models.TwoLayerNet.init(2, m, 4, q=0.0, act="relu", generator=g, device=CPU) for m in (8, 32, 128)]
     before = [net.W.clone() for net in nets]
     sink: list = []

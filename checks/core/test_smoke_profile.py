@@ -50,7 +50,7 @@ def test_mnist_like_file_round_trip(tmp_path):
     assert X.shape == (n, 784) and lab.shape == (n,) and float(X.min()) == 0.0 and float(X.max()) == 1.0
     assert lab.tolist() == np.resize(d.target, n).tolist()
     # pixel (r, c) of the 28x28 image is the 8x8 pixel ((r-2)//3, (c-2)//3), 0..16 mapped to 0..255, rounded
-    img = X[5].reshape(28, 28).numpy()
+    img = X[5].reshape(28, 28).cpu().numpy()
     ref = np.round(d.images[5] * 255.0 / 16.0) / 255.0
     assert np.array_equal(img[2:26, 2:26][::3, ::3], ref) and img[:2].sum() == 0 and img[:, 26:].sum() == 0
 

@@ -66,7 +66,7 @@ def test_mnist_loader_on_written_idx_and_npz(tmp_path):
     real.write_idx(tmp_path / "lab.idx", labs)
     X, y = real.load_mnist(tmp_path / "img.idx", tmp_path / "lab.idx")
     assert X.shape == (5, 784) and float(X.max()) <= 1.0
-    np.testing.assert_allclose(X.numpy() * 255, imgs.reshape(5, -1), atol=1e-9)
+    np.testing.assert_allclose(X.cpu().numpy() * 255, imgs.reshape(5, -1), atol=1e-9)
     assert y.tolist() == labs.tolist()
     np.savez(tmp_path / "m.npz", x=imgs, y=labs)
     X2, y2 = real.load_mnist(tmp_path / "m.npz")

@@ -262,12 +262,12 @@ def _decomposition_unique(ew, record):
     assert min(wrong) > 1e-6  # companion: the orthogonal-data identity ρ_i = ⟨Δw, x_i⟩ is false here
     # uniqueness needs independence: n > d is refused, and a null vector gives a second decomposition
     g = torch.Generator().manual_seed(0)
-    Xd = torch.randn(6, 4, generator=g, dtype=torch.float64)
+    Xd = torch.randn(6, 4, generator=g, dtype=torch.float64, device=g.device)
     with pytest.raises(ValueError, match="not unique"):
         kd.recover_coefficients(torch.zeros(1, 2, 3, 4, dtype=torch.float64),
                                 torch.zeros(1, 2, 3, 4, dtype=torch.float64), Xd)
     v = torch.linalg.svd(Xd.T).Vh[-1]  # vᵀ Xd = 0 (Xd has rank 4 < 6)
-    rho1 = torch.randn(1, 2, 3, 6, generator=g, dtype=torch.float64)
+    rho1 = torch.randn(1, 2, 3, 6, generator=g, dtype=torch.float64, device=g.device)
     rho2 = rho1 + v * (Xd * Xd).sum(1)  # shifts Σ_i ρ_i x_i/‖x_i‖² by Σ v_i x_i = 0
     W1 = kd.reconstruct_weights(torch.zeros(1, 2, 3, 4, dtype=torch.float64), rho1, Xd)
     W2 = kd.reconstruct_weights(torch.zeros(1, 2, 3, 4, dtype=torch.float64), rho2, Xd)

@@ -44,11 +44,11 @@ def test_stable_rank_definition(ctx, record):
     """srank(M) = ‖M‖_F²/‖M‖₂² ∈ [1, rank M]: exactly 1 on rank-one matrices, k on I_k, and the
     d-free Gram route (eigenvalues of WWᵀ, used by every run) agrees with the SVD route."""
     gen = record.generator({"def": 1})
-    u = torch.randn(5, 30, 1, generator=gen, dtype=ctx.dtype)
-    v = torch.randn(5, 1, 200, generator=gen, dtype=ctx.dtype)
+    u = torch.randn(5, 30, 1, generator=gen, dtype=ctx.dtype, device=gen.device)
+    v = torch.randn(5, 1, 200, generator=gen, dtype=ctx.dtype, device=gen.device)
     r1 = spectra.stable_rank(u @ v)
     eye = spectra.stable_rank(torch.eye(7, dtype=ctx.dtype))
-    W = torch.randn(5, 30, 200, generator=gen, dtype=ctx.dtype)
+    W = torch.randn(5, 30, 200, generator=gen, dtype=ctx.dtype, device=gen.device)
     via_gram = sr.srank_from_gram(W @ W.transpose(-1, -2))
     via_svd = spectra.stable_rank(W)
     # rounding: Σs_k²/s_1² from an SVD of a 30×200 matrix carries ~30·u relative error

@@ -413,11 +413,11 @@ def _trs_case(gen, sign):
     maximizing −f is concave) and 0 for the inf (ℓ = softplus(f): minimizing f is convex). c = ±6 saturates the
     loss (ℓ' ≈ e⁻⁶), so only a step that uses the gradient's direction, not its size, moves."""
     d, N = 6, 40
-    B = torch.randn(d, d, generator=gen, dtype=torch.float64)
-    A = (B @ B.T / d).numpy()
-    b = (0.5 * torch.randn(d, generator=gen, dtype=torch.float64)).numpy()
-    X = torch.randn(N, d, generator=gen, dtype=torch.float64)
-    X = (X / X.norm(dim=-1, keepdim=True)).numpy()
+    B = torch.randn(d, d, generator=gen, dtype=torch.float64, device=gen.device)
+    A = (B @ B.T / d).cpu().numpy()
+    b = (0.5 * torch.randn(d, generator=gen, dtype=torch.float64, device=gen.device)).cpu().numpy()
+    X = torch.randn(N, d, generator=gen, dtype=torch.float64, device=gen.device)
+    X = (X / X.norm(dim=-1, keepdim=True)).cpu().numpy()
     c = 6.0 if sign > 0 else -6.0
     y = np.full(N, 1.0 if sign > 0 else 0.0)
     exact, first = np.zeros((len(_TRS_RADII), N)), np.zeros((len(_TRS_RADII), N))
@@ -441,7 +441,7 @@ def _pgd_vs_trs(record):
     for sign in (1, -1):
         gen = record.generator({"pgd": "trust-region", "sign": sign})
         f, X, y, exact, first = _trs_case(gen, sign)
-        pgd = adv.pgd_l2(f, X, y, _TRS_RADII, steps=100, restarts=3, sign=sign, generator=gen).numpy()
+        pgd = adv.pgd_l2(f, X, y, _TRS_RADII, steps=100, restarts=3, sign=sign, generator=gen).cpu().numpy()
         # sup: PGD is a lower estimate (pgd ≤ exact); inf: an upper estimate (pgd ≥ exact); ulps of O(1e-3) losses
         excess = float((sign * (pgd - exact) / np.abs(exact)).max())
         closed = (pgd.mean(-1) - first.mean(-1)) / (exact.mean(-1) - first.mean(-1))

@@ -31,7 +31,7 @@ LEMB2_TERMS = {"centre": "term: m^-q main term (m^-2q in item 2)", "deviation": 
 def _lemB2_table(gen, R, configs, alpha, delta=DELTA, maker=None):
     rows, rejected = [], []
     for (m, n, q) in configs:
-        Z = maker(R, n, m) if maker else torch.randn(R, n, m, generator=gen, dtype=torch.float64) * m ** (-(0.5 + q))
+        Z = maker(R, n, m) if maker else torch.randn(R, n, m, generator=gen, dtype=torch.float64, device=gen.device) * m ** (-(0.5 + q))
         dev = conc.lemB2_deviations(Z, q)
         b = conc.lemB2_bounds(m, n, q, delta)
         for item in ITEMS:
@@ -101,7 +101,7 @@ def test_gaussian_norm_rejects_tightened(record, ctx):
     gen = record.generator({"R": 2000})
     R, m, n, q = 2000, 64, 16, 0.25
     k = len(LEMB2_CONFIGS) * len(ITEMS)
-    Z = torch.randn(R, n, m, generator=gen, dtype=torch.float64) * m ** (-(0.5 + q))
+    Z = torch.randn(R, n, m, generator=gen, dtype=torch.float64, device=gen.device) * m ** (-(0.5 + q))
     dev = conc.lemB2_deviations(Z, q)["item3"]
     wrong = m ** -q * math.sqrt(0.125 * math.log(2 / DELTA) / (m * n))
     t = failure_rate_test(int((dev > wrong).sum()), R, DELTA, FAMILY_ALPHA / k)
@@ -161,13 +161,13 @@ def test_gaussian_norm_shared_W0(record, ctx):
     def shared(kind):
         def make(R_, n_, m_):
             d = {"identical": 1, "random unit, d=8": 8, "orthonormal": n_}[kind]
-            W = torch.randn(R_, m_, d, generator=gen, dtype=torch.float64) * m_ ** (-(0.5 + q))
+            W = torch.randn(R_, m_, d, generator=gen, dtype=torch.float64, device=gen.device) * m_ ** (-(0.5 + q))
             if kind == "identical":
                 Xs = torch.ones(n_, 1, dtype=torch.float64)
             elif kind == "orthonormal":
                 Xs = torch.eye(n_, dtype=torch.float64)
             else:
-                Xs = torch.randn(n_, d, generator=gen, dtype=torch.float64)
+                Xs = torch.randn(n_, d, generator=gen, dtype=torch.float64, device=gen.device)
                 Xs = Xs / Xs.norm(dim=-1, keepdim=True)
             return (W @ Xs.T).transpose(-1, -2)  # (R, n, m)
         return make
@@ -225,10 +225,10 @@ def test_signed_weighted_hoeffding(record, ctx):
     ts = [0.5, 1.0, 2.0, 3.0]
     for m in widths:
         for p in ps:
-            a = torch.randint(0, 2, (m,), generator=gen).double() * 2 - 1
-            v = torch.randn(m, generator=gen, dtype=torch.float64)
+            a = torch.randint(0, 2, (m,), generator=gen, device=gen.device).double() * 2 - 1
+            v = torch.randn(m, generator=gen, dtype=torch.float64, device=gen.device)
             v = v / v.norm()
-            Xs = (torch.rand(R, m, generator=gen, dtype=torch.float64) < p).double()
+            Xs = (torch.rand(R, m, generator=gen, dtype=torch.float64, device=gen.device) < p).double()
             stat = conc.lemC2_statistic(Xs, a, v, p)
             eps = conc.lemC2_epsilon(m, DELTA)
             # ε of the printed bound, written here: 2exp(−mε²/(2(u − l)²)) = δ with u − l = 1
@@ -254,10 +254,10 @@ def test_signed_hoeffding_rejects_tightened(record, ctx):
     gen = record.generator({"lemC2": 2})
     m, R, p = 128, 10000, 0.5
     k = 6
-    a = torch.randint(0, 2, (m,), generator=gen).double() * 2 - 1
-    v = torch.randn(m, generator=gen, dtype=torch.float64)
+    a = torch.randint(0, 2, (m,), generator=gen, device=gen.device).double() * 2 - 1
+    v = torch.randn(m, generator=gen, dtype=torch.float64, device=gen.device)
     v = v / v.norm()
-    Xs = (torch.rand(R, m, generator=gen, dtype=torch.float64) < p).double()
+    Xs = (torch.rand(R, m, generator=gen, dtype=torch.float64, device=gen.device) < p).double()
     stat = conc.lemC2_statistic(Xs, a, v, p)
     # the wrong version written out here, not through conc.lemC2_epsilon: 2exp(−8mε²) = δ (u − l = 1)
     eps_wrong = math.sqrt(math.log(2 / DELTA) / (8 * m))
@@ -285,7 +285,7 @@ def _eq110_rates(gen, R, factor):
     rows, rej = [], []
     d = 30
     k = len(EQ110_WIDTHS) * EQ110_POINTS
-    X = torch.randn(EQ110_POINTS + 1, d, generator=gen, dtype=torch.float64)
+    X = torch.randn(EQ110_POINTS + 1, d, generator=gen, dtype=torch.float64, device=gen.device)
     X = X / X.norm(dim=-1, keepdim=True)
     x = X[0]
     alpha = dyn.alpha_closed_form(x, X[1:])
@@ -294,7 +294,7 @@ def _eq110_rates(gen, R, factor):
     assert math.isclose(conc.eq110_epsilon(64, DELTA, M=1.5), math.sqrt(2 * 1.5 ** 4 * math.log(2 / DELTA) / 64),
                         rel_tol=1e-12), "conc.eq110_epsilon is not √(2M⁴ log(2/δ)/m)"
     for m in EQ110_WIDTHS:
-        W = torch.randn(R, m, d, generator=gen, dtype=torch.float64)
+        W = torch.randn(R, m, d, generator=gen, dtype=torch.float64, device=gen.device)
         act = (W @ X.T >= 0).double()  # (R, m, 6)
         emp = (act[..., :1] * act[..., 1:]).mean(1)  # (R, 5)
         eps = conc.eq110_epsilon(m, DELTA) if factor == 2.0 else _eq110_wrong_epsilon(m)

@@ -16,13 +16,14 @@ from fixtures import wang2024 as fw
 from theory.papers.wang2024 import cocorrelation as cc
 from theory.sim import activations, models
 from theory.sim import jacobian as jac
+from theory.device import draw_device
 
 EXACT = 1e-12
 RELU = activations.get("relu", grad_at_zero=1.0)  # paper's σ'(z) = 1{z ≥ 0}
 
 
 def _randn(*shape, generator=None, dtype=torch.float64):
-    return torch.randn(*shape, generator=generator, dtype=dtype)
+    return torch.randn(*shape, generator=generator, dtype=dtype, device=draw_device(generator))
 
 
 def _unit(X):
@@ -404,7 +405,7 @@ def test_rho_equals_one_iff_proportional(record):
     cases = _cases(gen)
     A, B, C = cases["linear (m=64, q=0.25)"]
     r_lin = float(cc.population(A, B, C)["rho"])
-    A2 = 0.5 + torch.rand(300, generator=gen, dtype=torch.float64)
+    A2 = 0.5 + torch.rand(300, generator=gen, dtype=torch.float64, device=gen.device)
     r_prop = float(cc.population(A2, 3.7 * A2, 0.5 * A2 * A2)["rho"])
     Am, Bm, Cm = cases["ReLU MLP (m=64, q=0.25)"]
     r_mlp = float(cc.population(Am, Bm, Cm)["rho"])
@@ -424,8 +425,8 @@ def test_rho_one_rejects_near_proportional(record):
     detects it: 1 − ρ ≈ ε²Var ξ/2 ≈ 4e-10 ≫ 1e-12. The statement 'ρ = 1 whenever B ≈ tA' is thus rejected at the
     check's resolution, while exact proportionality passes (main check)."""
     gen = record.generator({"N": 300, "near": 1})
-    A = 0.5 + torch.rand(300, generator=gen, dtype=torch.float64)
-    xi = torch.rand(300, generator=gen, dtype=torch.float64)
+    A = 0.5 + torch.rand(300, generator=gen, dtype=torch.float64, device=gen.device)
+    xi = torch.rand(300, generator=gen, dtype=torch.float64, device=gen.device)
     eps = 1e-4
     rho = float(cc.population(A, 3.7 * A * (1 + eps * xi), A)["rho"])
     pred = eps ** 2 * float(xi.var(unbiased=False)) / 2

@@ -802,7 +802,7 @@ def test_alpha_closed_form_and_xstar_bound(record, ctx):
     d = 30
     X = fw.mixture(12, 2, d, generator=gen)[0]
     x = X[0]
-    Wr = torch.randn(200000, d, generator=gen, dtype=X.dtype)
+    Wr = torch.randn(200000, d, generator=gen, dtype=X.dtype, device=gen.device)
     ind = (Wr @ X.T >= 0).double()
     mc = (ind[:, :1] * ind).mean(0)
     cf = dyn.alpha_closed_form(x, X)

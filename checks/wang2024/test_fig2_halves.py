@@ -29,7 +29,7 @@ CUTS = {"A (after layer 2)": 2, "B (after layer 3)": 3}
 
 def _digits(ctx, gen, n_train):
     X, lab = real.digits(device=ctx.device)
-    idx = torch.randperm(len(lab), generator=gen)[:n_train + 200].to(ctx.device)
+    idx = torch.randperm(len(lab), generator=gen, device=gen.device).cpu()[:n_train + 200].to(ctx.device)
     X, lab = X[idx], lab[idx]
     X = (X - X[:n_train].mean(0)) / (X[:n_train].std(0) + 1e-6)
     return X[:n_train], lab[:n_train], X[n_train:]
@@ -160,7 +160,7 @@ def test_split_maps_match_the_network_layers(record):
     dims = [12, 10, 10, 10, 10, 4]
     L = len(dims) - 1
     net = models.DeepMLP.init(2, dims, stds="he", act="relu", generator=gen, dtype=torch.float64, device="cpu")
-    X = torch.randn(6, dims[0], generator=gen, dtype=torch.float64)
+    X = torch.randn(6, dims[0], generator=gen, dtype=torch.float64, device=gen.device)
     Jnet = jac.input_jacobian(net, X)  # (E, N, o, d)
     out = net(X)
     rel = lambda a, b: float((a - b).norm() / b.norm())

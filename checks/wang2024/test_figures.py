@@ -733,7 +733,7 @@ def test_fig4_relu_accuracy_vs_varrho(record, ctx):
     width, pooled p < 0.01)."""
     rows, X = [], []
     for m, R in grid(ctx, "relu").items():
-        rs, p = stats.spearman_permutation(R.varrho[-1].numpy(), R.acc.numpy(), n_perm=N_PERM, seed=ctx.seed,
+        rs, p = stats.spearman_permutation(R.varrho[-1].cpu().numpy(), R.acc.cpu().numpy(), n_perm=N_PERM, seed=ctx.seed,
                                        alternative="less")
         rows.append({"m": m, "Spearman(acc, varrho)": rs, "p (H1: < 0)": p,
                      "acc per q": [round(float(R.acc[_q_sel(R, q)].mean()), 4) for q in R.qs],
@@ -756,7 +756,7 @@ def test_fig4_wide_accuracy_drops_with_varrho(record, ctx):
     ϱ from the confound, the 10-class Gaussian-head variant at matched effective step η·m^{2q}."""
     m = max(grid(ctx, "relu"))
     R = grid(ctx, "relu")[m]
-    rs, p = stats.spearman_permutation(R.varrho[-1].numpy(), R.acc.numpy(), n_perm=N_PERM, seed=ctx.seed, alternative="less")
+    rs, p = stats.spearman_permutation(R.varrho[-1].cpu().numpy(), R.acc.cpu().numpy(), n_perm=N_PERM, seed=ctx.seed, alternative="less")
     accs = [round(float(R.acc[_q_sel(R, q)].mean()), 3) for q in R.qs]
     rhos = [round(float(R.varrho[-1][_q_sel(R, q)].mean()), 3) for q in R.qs]
     record("not-applicable", observed=rs, bound=0.0, config=_config(ctx, width=m, n_perm=N_PERM),

@@ -24,8 +24,8 @@ def test_figure_lanczos_path_matches_exact_opnorm(record):
     rows, worst = [], 0.0
     for m, d in ((48, 40), (36, 60)):  # d ≤ m (Gram side in R^d) and m < d (side in R^m), both > GRAM_MAX
         assert min(m, d) > F.GRAM_MAX
-        W = torch.randn(3, m, d, generator=gen, dtype=torch.float64) / d ** 0.5
-        X = torch.randn(10, d, generator=gen, dtype=torch.float64)
+        W = torch.randn(3, m, d, generator=gen, dtype=torch.float64, device=gen.device) / d ** 0.5
+        X = torch.randn(10, d, generator=gen, dtype=torch.float64, device=gen.device)
         X = X / X.norm(dim=1, keepdim=True)
         lz, it = F._lanczos_opnorm(W, X, fw.RELU)
         # the same path on c·W, c = 2^±30 (exact in floating point; the ReLU mask is unchanged for c > 0, so
@@ -61,8 +61,8 @@ def test_figure_lanczos_path_rejects_wrong_norm(record):
     Def. 3.2 norm), computed here directly from W and the ReLU mask, and the norm without the mask (‖W‖₂)."""
     gen = record.generator({"opnorm path": "figures", "wrong": 1})
     m, d = 48, 40
-    W = torch.randn(1, m, d, generator=gen, dtype=torch.float64) / d ** 0.5
-    X = torch.randn(10, d, generator=gen, dtype=torch.float64)
+    W = torch.randn(1, m, d, generator=gen, dtype=torch.float64, device=gen.device) / d ** 0.5
+    X = torch.randn(10, d, generator=gen, dtype=torch.float64, device=gen.device)
     X = X / X.norm(dim=1, keepdim=True)
     lz, _ = F._lanczos_opnorm(W, X, fw.RELU)
     mask = (X @ W[0].T >= 0).to(W.dtype)  # σ'(z) = 1{z ≥ 0}

@@ -28,7 +28,7 @@ ULP = 2.2e-16
 
 
 def _jacobians(gen):
-    X = torch.randn(N, D, generator=gen, dtype=torch.float64)
+    X = torch.randn(N, D, generator=gen, dtype=torch.float64, device=gen.device)
     X = X / X.norm(dim=-1, keepdim=True)
     net = models.TwoLayerNet.init(1, 30, D, q=0.25, act=fw.RELU, generator=gen)
     Dm = fw.RELU.slope(X @ net.W[0].T)
@@ -184,7 +184,7 @@ def test_power_iteration_row_jacobian_exact(record, ctx):
 def _printed_line13(J, iters=30, gen=None):
     """Algorithm 2 as printed: u ← vjp(v), u ← u/‖u‖, v ← v/‖v‖, estimate '‖u/‖u‖‖ / ‖v/‖v‖‖' (line 13 read as a
     ratio of norms; as an elementwise ratio it is undefined for k ≠ d). The estimate is 1 for every J."""
-    u = torch.rand(J.shape[0], J.shape[-1], dtype=J.dtype, generator=gen)
+    u = torch.rand(J.shape[0], J.shape[-1], dtype=J.dtype, generator=gen, device=gen.device)
     u = u / u.norm(dim=-1, keepdim=True)
     for _ in range(iters):
         v = (J @ u.unsqueeze(-1)).squeeze(-1)
@@ -272,7 +272,7 @@ def test_power_route_stops_by_algorithm2_rule(record):
     s, it = jac.opnorm(lambda x: c * (sig * x), X, method="power", generator=record.generator({"diag": 3}),
                        return_iters=True)
     g = record.generator({"diag": 3})
-    u0s = [torch.rand(3, dtype=torch.float64, generator=g) for _ in range(N)]  # Alg. 2 line 3, in sample order
+    u0s = [torch.rand(3, dtype=torch.float64, generator=g, device=g.device) for _ in range(N)]  # Alg. 2 line 3, in sample order
     rows, ok, distinguishes = [], True, []
     for n, u0 in enumerate(u0s):
         stops = _alg2_stops(u0.tolist(), sig.tolist(), 1e-6, 10_000)

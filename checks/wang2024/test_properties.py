@@ -140,7 +140,7 @@ def test_prop1_linear_saturation_level_f1(record, ctx):
     def criterion(limit):
         gap = (R["vr"] - limit).abs()  # (T, E)
         g_med = gap.median(dim=1).values.clamp_min(1e-300)
-        fit = fit_affine(steps[late], np.log(g_med.numpy()[late]))
+        fit = fit_affine(steps[late], np.log(g_med.cpu().numpy()[late]))
         final_ok = bool((gap[-1] <= 0.1 * (1 - pred)).all())
         return final_ok and fit.slope_ci[1] < 0, fit, gap, g_med
 
@@ -200,9 +200,9 @@ def test_prop1_linear_separable_tends_to_one(record, ctx):
     taus = np.array(steps, float) * ETA1
     sel = (taus >= 100)
     one_minus = (1 - vr).median(dim=1).values
-    fit = fit_power(taus[sel], one_minus.numpy()[sel])
+    fit = fit_power(taus[sel], one_minus.cpu().numpy()[sel])
     wn = w.norm(dim=-1).median(dim=1).values
-    fw_log = fit_affine(np.log(taus[sel]), wn.numpy()[sel])
+    fw_log = fit_affine(np.log(taus[sel]), wn.cpu().numpy()[sel])
     decreasing = bool((one_minus[1:][torch.tensor(sel[1:])] <= one_minus[:-1][torch.tensor(sel[1:])]).all())
     ok = fit.ci[1] < 0 and fw_log.slope_ci[0] > 0 and decreasing
     record("holds" if ok else "violated", observed=fit.exponent, bound=0.0, tightness="fitted exponent of median 1 − ϱ(τ) in τ (< 0: → 1)",
@@ -364,9 +364,9 @@ def _cell_rows(R):
 def test_prop2_speed_vs_weight_norm(record, ctx):
     """Property 2: Spearman r_s(V, 1/‖W(0)‖₂²) > 0 over 18 (m, q) cells × 5 seeds, permutation p < α = 1e-3."""
     R = _prop2_grid(ctx)
-    rs, p = stats.spearman_permutation((1 / R["Q0"]).numpy(), R["V"].numpy(), n_perm=20000, seed=ctx.seed)
+    rs, p = stats.spearman_permutation((1 / R["Q0"]).cpu().numpy(), R["V"].cpu().numpy(), n_perm=20000, seed=ctx.seed)
     # the statistic against scipy's Spearman (an independent implementation): the correlation of the ranks, 1e-12
-    rs_scipy = float(st.spearmanr((1 / R["Q0"]).numpy(), R["V"].numpy()).statistic)
+    rs_scipy = float(st.spearmanr((1 / R["Q0"]).cpu().numpy(), R["V"].cpu().numpy()).statistic)
     rows = _cell_rows(R)
     num = np.array([r["numerator S(1-(a^T v)^2) (mean over tau<=1)"] for r in rows])
     invq = np.array([r["1/|W(0)|^2 (median)"] for r in rows])
@@ -415,11 +415,11 @@ def test_prop2_speed_vs_weight_norm_later(record, ctx):
     have Spearman r_s > 0 with permutation p < α = 1e-3 (216 runs). Where ϱ has already risen, the numerator
     S(1 − (aᵀv)²) of Thm 5.3 shrinks, so this window is a harder test than τ ≤ 1; the reversed ordering is rejected."""
     R = _prop2_later(ctx)
-    x, v = (1 / R["Q1"]).numpy(), R["V"].numpy()
+    x, v = (1 / R["Q1"]).cpu().numpy(), R["V"].cpu().numpy()
     if not np.isfinite(v).all():
         raise FloatingPointError("ϱ increments over τ ∈ [1, 2] are not finite: GD diverged")
     rs, p = stats.spearman_permutation(x, v, n_perm=20000, seed=ctx.seed)
-    rs_rev, p_rev = stats.spearman_permutation(R["Q1"].numpy(), v, n_perm=20000, seed=ctx.seed)
+    rs_rev, p_rev = stats.spearman_permutation(R["Q1"].cpu().numpy(), v, n_perm=20000, seed=ctx.seed)
     ok = rs > 0 and p < ALPHA2
     rejected = not (rs_rev > 0 and p_rev < ALPHA2)
     record("holds" if ok else "violated", observed=rs, bound=0.0, covers=["t > 0: later increments"],
@@ -441,7 +441,7 @@ def test_prop2_speed_vs_weight_norm_later(record, ctx):
 def test_prop2_rejects_reversed_ordering(record, ctx):
     """Companion: the same permutation test rejects the reversed claim (speed increasing with ‖W(0)‖₂²)."""
     R = _prop2_grid(ctx)
-    rs, p = stats.spearman_permutation(R["Q0"].numpy(), R["V"].numpy(), n_perm=20000, seed=ctx.seed)
+    rs, p = stats.spearman_permutation(R["Q0"].cpu().numpy(), R["V"].cpu().numpy(), n_perm=20000, seed=ctx.seed)
     rejected = not (rs > 0 and p < ALPHA2)
     record("holds" if rejected else "violated", role="companion", observed=p, bound=ALPHA2, false_alarm=ALPHA2,
            tightness="permutation p-value of the reversed ordering (rejected when not < α)",

@@ -30,6 +30,7 @@ from . import gd_blocks, losses, mlp_backprop
 from .models import TwoClassNet, TwoLayerNet, check_inputs
 from .trajectory import Trajectory  # noqa: F401  (re-exported: train.Trajectory)
 from .trajectory import guard as _guard
+from ..device import draw_device
 
 
 def geometric_grid(T: int, points: int = 40, *, start: int = 1, include_zero: bool = True) -> list[int]:
@@ -213,7 +214,7 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
                 traj._add(ep, cur, observe(ep, params, u) if observe else None)
             if ep == epochs:
                 break
-            perm = torch.randperm(N, generator=generator, device="cpu").to(X.device)
+            perm = torch.randperm(N, generator=generator, device=draw_device(generator, "cpu")).to(X.device)
             for b in range(0, N, batch):
                 i = perm[b:b + batch]
                 if fast:

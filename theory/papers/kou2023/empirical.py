@@ -30,6 +30,7 @@ from theory.papers.kou2023.stable_rank import srank_from_gram
 from theory.sim import activations as acts
 from theory.sim import models, train
 from theory.stats import rank_trend
+from ...device import draw_device
 
 # P1 (catalog "Standard configurations"): n = 10, d = 784, m = 100, η = 0.1, 50 GD steps.
 P1 = ks.KouConfig(n=10, d=784, m=100, act="leaky_relu", gamma=0.1, sigma0=1e-3, eta=0.1, steps=50, data="P")
@@ -87,7 +88,7 @@ def task_data(X: torch.Tensor, labels: torch.Tensor, a: int, b: int, n: int, gen
     ia, ib = (labels == a).nonzero().flatten(), (labels == b).nonzero().flatten()
     if len(ia) < n // 2 or len(ib) < n // 2:
         raise ValueError(f"need {n // 2} images of each class, have {len(ia)} of {a} and {len(ib)} of {b}")
-    pick = lambda i: i[torch.randperm(len(i), generator=generator, device="cpu").to(i.device)[: n // 2]]  # noqa: E731
+    pick = lambda i: i[torch.randperm(len(i), generator=generator, device=draw_device(generator, "cpu")).to(i.device)[: n // 2]]  # noqa: E731
     idx = torch.cat([pick(ia), pick(ib)])
     Xs = X[idx]
     y = torch.cat([torch.ones(n // 2), -torch.ones(n // 2)]).to(X)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from theory.stats import fit_affine
+from ...device import draw_device
 
 
 # --- definition -------------------------------------------------------------------------------
@@ -195,7 +196,7 @@ def srank_A_montecarlo(m: int, n: int, draws: int, *, generator=None, dtype=torc
     """srank(A) for ``draws`` initial patterns (no training): A is m×(n/2) with i.i.d. Bernoulli(½)
     activity (orthonormal data, symmetric Gaussian init), column i scaled by m/|S_i^(0)|."""
     k = n // 2
-    act = torch.rand(draws, m, k, generator=generator, dtype=dtype) > 0.5
+    act = torch.rand(draws, m, k, generator=generator, dtype=dtype, device=draw_device(generator)) > 0.5
     S = act.sum(-2, keepdim=True).clamp_min(1)
     A = act.to(dtype) * m / S
     small = A.transpose(-1, -2) @ A if k <= m else A @ A.transpose(-1, -2)
