@@ -80,8 +80,10 @@ def equality_data(N, d, gen, dtype):
 def equality_point(u1, L, width, dtype):
     """W_1 = e_1u_1ᵀ, W_ℓ = e_1e_1ᵀ (2 ≤ ℓ ≤ L−1), W_L = e_1ᵀ: every ‖W_ℓ‖_F = 1, ‖θ‖² = L."""
     d = u1.shape[0]
-    th = [torch.zeros(1, width, d, dtype=dtype)] + [torch.zeros(1, width, width, dtype=dtype) for _ in range(L - 2)] \
-        + [torch.zeros(1, 1, width, dtype=dtype)]
+    dev = u1.device
+    th = [torch.zeros(1, width, d, dtype=dtype, device=dev)] + [torch.zeros(1, width, width, dtype=dtype, device=dev)
+                                                                 for _ in range(L - 2)] \
+        + [torch.zeros(1, 1, width, dtype=dtype, device=dev)]
     th[0][0, 0] = u1
     for w in th[1:-1]:
         w[0, 0, 0] = 1.0

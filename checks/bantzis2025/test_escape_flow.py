@@ -42,7 +42,7 @@ def _run_ray(X, G, L, start_scale=1.0):
     w, c, s = es.interior_escape_directions(X, G)[0]
     rho = es.direction_params(w, c, L)
     _, res = loc.def21_residual(rho, X, G)
-    th0 = loc.scale(rho, torch.tensor([start_scale], dtype=X.dtype))
+    th0 = loc.scale(rho, torch.tensor([start_scale], dtype=X.dtype, device=X.device))
     r0 = math.sqrt(L) * start_scale
     T = 3.0 / s if L == 2 else 0.9 * B.blowup_time(r0, s, L)
     t = np.linspace(0, T, 7)
@@ -221,12 +221,12 @@ def test_output_bound(record, ctx):
                      "max ‖Y‖/(Π‖W‖_op‖X‖)": mid})
         rows[-1]["Π‖W‖_op ≤ (‖θ‖/√L)^L"] = float((opprod / bound).max()) <= 1 + 1e-12
     # equality case: X = x1ᵀ, width-one chain W_1 = a x̂ᵀ, W_ℓ = [a]
-    x = torch.tensor([0.6, -0.8, 0.0, 0.0, 0.0], dtype=ctx.dtype) * 2.5
+    x = torch.tensor([0.6, -0.8, 0.0, 0.0, 0.0], dtype=ctx.dtype, device=ctx.device) * 2.5
     X = x.expand(7, 5)
     eq = []
     for L in (2, 3, 6):
         a = 1.3
-        th = [a * (x / x.norm()).reshape(1, 1, 5)] + [torch.full((1, 1, 1), a, dtype=ctx.dtype)] * (L - 1)
+        th = [a * (x / x.norm()).reshape(1, 1, 5)] + [torch.full((1, 1, 1), a, dtype=ctx.dtype, device=ctx.device)] * (L - 1)
         rat = float(loc.output(th, X).norm() / ((loc.sq_norm(th).sqrt() / math.sqrt(L)) ** L * X.norm()))
         eq.append(rat)
     # float64 products of ≤ 8 matrices: 1e-12 relative
@@ -525,7 +525,7 @@ def test_scaling_law(record, ctx):
         rho = es.direction_params(w, c, L)
         # a generic start near (not on) the ray, still inside one activation region (smooth flow)
         th0 = [p + 0.02 * torch.randn(p.shape, generator=gen, dtype=ctx.dtype, device=gen.device) for p in rho]
-        th0 = loc.scale(th0, torch.tensor([0.3], dtype=ctx.dtype))
+        th0 = loc.scale(th0, torch.tensor([0.3], dtype=ctx.dtype, device=ctx.device))
         # the flows below follow one path up to τ = T·2^{L−2} (the wrong version at α = 2): the horizon T starts at 0.2
         # and is halved until that path is smooth (DOP853 fails where it reaches a ReLU kink: --seed 32), so every draw
         # is judged on a smooth stretch of its own flow; T is recorded
@@ -540,10 +540,10 @@ def test_scaling_law(record, ctx):
         t = np.linspace(0, T, 5)
         _, base, _ = es.flow(th0, X, G, t)
         for alpha in (0.5, 2.0):
-            _, tr, _ = es.flow(loc.scale(th0, torch.tensor([alpha], dtype=ctx.dtype)), X, G, t / alpha ** (L - 2))
+            _, tr, _ = es.flow(loc.scale(th0, torch.tensor([alpha], dtype=ctx.dtype, device=ctx.device)), X, G, t / alpha ** (L - 2))
             e = max(float((a - alpha * b).norm() / (alpha * b).norm()) for a, b in zip(tr, base))
             wrong = max(float((a - alpha * b).norm() / (alpha * b).norm()) for a, b in
-                        zip(es.flow(loc.scale(th0, torch.tensor([alpha], dtype=ctx.dtype)), X, G, t)[1], base))
+                        zip(es.flow(loc.scale(th0, torch.tensor([alpha], dtype=ctx.dtype, device=ctx.device)), X, G, t)[1], base))
             worst = max(worst, e)
             rows.append({"L": L, "alpha": alpha, "horizon T": T, "rel err αθ(α^{L−2}t)": e, "rel err without time change": wrong})
     # DOP853 at rtol 1e-11 on a smooth flow: trajectories agree to ~1e-10; 1e-8 leaves margin. The wrong version

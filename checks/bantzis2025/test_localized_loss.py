@@ -74,7 +74,7 @@ def test_homogeneity_and_euler(record, ctx):
         v, g = loc.gradient(th, X, G)
         scale_ = v.abs().clamp_min(1e-3)
         for lam in (0.1, 2.0, 10.0):
-            v2, g2 = loc.gradient(loc.scale(th, torch.full((E,), lam, dtype=ctx.dtype)), X, G)
+            v2, g2 = loc.gradient(loc.scale(th, torch.full((E,), lam, dtype=ctx.dtype, device=ctx.device)), X, G)
             e_h = float(((v2 - lam ** L * v).abs() / (lam ** L * scale_)).max())
             e_g = float(max(((a - lam ** (L - 1) * b).norm() / (lam ** (L - 1) * b.norm())) for a, b in zip(g2, g)))
             wrong = float(((v2 - lam ** (L - 1) * v).abs() / (lam ** L * scale_)).median())
@@ -111,9 +111,9 @@ def test_first_order_expansion_remainder(record, ctx):
     rows = []
 
     def logistic_rem(th1, a, G):
-        Ya = loc.output(loc.scale(th1, torch.tensor([a], dtype=ctx.dtype)), X).reshape(-1)
+        Ya = loc.output(loc.scale(th1, torch.tensor([a], dtype=ctx.dtype, device=ctx.device)), X).reshape(-1)
         C = torch.nn.functional.softplus(-y * Ya).sum()
-        val = C - 10 * math.log(2) - loc.localized_loss(loc.scale(th1, torch.tensor([a], dtype=ctx.dtype)), X, G)[0]
+        val = C - 10 * math.log(2) - loc.localized_loss(loc.scale(th1, torch.tensor([a], dtype=ctx.dtype, device=ctx.device)), X, G)[0]
         return float(val), float(Ya.abs().max())
 
     for L in (2, 3, 4):
@@ -184,7 +184,7 @@ def test_exact_escape_directions_and_balance(record, ctx):
             sp_, res = loc.def21_residual(rho, X, G)
             layer_err = float((loc.layer_sq_norms(rho) - 1).abs().max())
             nb = float(loc.neuron_balance_error(rho).max())
-            unit = float(-loc.localized_loss(loc.scale(rho, torch.tensor([1 / math.sqrt(L)], dtype=ctx.dtype)), X, G))
+            unit = float(-loc.localized_loss(loc.scale(rho, torch.tensor([1 / math.sqrt(L)], dtype=ctx.dtype, device=ctx.device)), X, G))
             e = max(float(res), abs(float(sp_) - s) / s, layer_err, nb, abs(unit - s * L ** (-L / 2)) / unit)
             worst = max(worst, e)
             rows.append({"speed": s, "L": L, "residual": float(res), "‖W_ℓ‖²−1": layer_err, "neuron balance": nb,
@@ -219,8 +219,8 @@ def test_example1_points_and_solver_outputs(record, ctx, circle8):
     X, G = circle8
     r2 = ex.to_torch(ex.rank_two_weights(-1), dtype=ctx.dtype, device=ctx.device)
     s2, res2 = loc.def21_residual(r2, X, G)
-    r1 = [torch.tensor([[[1.0, 0.0]]], dtype=ctx.dtype), torch.ones(1, 1, 1, dtype=ctx.dtype),
-          torch.ones(1, 1, 1, dtype=ctx.dtype)]
+    r1 = [torch.tensor([[[1.0, 0.0]]], dtype=ctx.dtype, device=ctx.device), torch.ones(1, 1, 1, dtype=ctx.dtype, device=ctx.device),
+          torch.ones(1, 1, 1, dtype=ctx.dtype, device=ctx.device)]
     s1, res1 = loc.def21_residual([w.to(ctx.device) for w in r1], X, G)
     opt = O.opt_speed(X, G, 3, width=4, restarts=16, steps_a=ctx.pick(quick=500, full=3000),
                       steps_b=ctx.pick(quick=500, full=3000), generator=record.generator({"test": "opt"}))
@@ -257,7 +257,7 @@ def test_bad_input_is_rejected(record, ctx, circle8):
         "R < 1": lambda: B.thm31_c(1.0, 1.0, 2.0),
         "p outside (0,1)": lambda: B.prop34_threshold(1.0, 1.0, 0.5, 1.5, 4),
         "s_0 = 0 (Prop 3.4 hypothesis)": lambda: B.prop34_threshold(1.0, 1.0, -0.0, 0.5, 4),
-        "exact s*(2) with d = 4": lambda: ex.exact_s2_enumerated(torch.ones(5, 4, dtype=ctx.dtype), G[:5]),
+        "exact s*(2) with d = 4": lambda: ex.exact_s2_enumerated(torch.ones(5, 4, dtype=ctx.dtype, device=ctx.device), G[:5]),
         "escape-time sign not ±1": lambda: B.escape_time_form(2.0, 1.0, 1.0, 3, sign=0, unit=True),
     }
     msgs = {}

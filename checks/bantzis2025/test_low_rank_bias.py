@@ -243,8 +243,8 @@ def test_strong_control_sublevel_form(record, ctx, eps):
     R_, T_ = ctx.pick(quick=16, full=256), ctx.pick(quick=500, full=4000)
     # (i) rank-one input: the explicit construction reaches ‖Gv‖‖u‖; the solver never exceeds it
     Xr = torch.outer(v, u)
-    cons = [torch.zeros(1, 6, 4, dtype=ctx.dtype), torch.zeros(1, 6, 6, dtype=ctx.dtype),
-            torch.zeros(1, 6, 6, dtype=ctx.dtype), torch.zeros(1, 1, 6, dtype=ctx.dtype)]
+    cons = [torch.zeros(1, 6, 4, dtype=ctx.dtype, device=ctx.device), torch.zeros(1, 6, 6, dtype=ctx.dtype, device=ctx.device),
+            torch.zeros(1, 6, 6, dtype=ctx.dtype, device=ctx.device), torch.zeros(1, 1, 6, dtype=ctx.dtype, device=ctx.device)]
     cons[0][0, 0] = u / un
     cons[1][0, 0, 0] = cons[2][0, 0, 0] = 1.0
     cons[3][0, 0, 0] = -float(torch.sign(G @ v))
@@ -598,11 +598,11 @@ def test_nonnegative_top_singular_vectors(record, ctx):
         worst = max(worst, float(-torch.minimum(u1[simple].amin(1), v1[simple].amin(1)).min()))
         checked += int(simple.sum())
     # degenerate top singular values: Perron vector by power iteration on AᵀA + 1e-3 I from the ones vector
-    degen = [torch.eye(2, dtype=ctx.dtype), torch.block_diag(torch.tensor([[1.0, 1.0]]), torch.tensor([[1.0, 1.0]])).to(ctx.dtype)]
+    degen = [torch.eye(2, dtype=ctx.dtype, device=ctx.device), torch.block_diag(torch.tensor([[1.0, 1.0]]), torch.tensor([[1.0, 1.0]])).to(ctx.dtype)]
     res, nonneg = [], True
     for A in degen:
-        M = A.T @ A + 1e-3 * torch.eye(A.shape[1], dtype=ctx.dtype)
-        u = torch.ones(A.shape[1], dtype=ctx.dtype)
+        M = A.T @ A + 1e-3 * torch.eye(A.shape[1], dtype=ctx.dtype, device=ctx.device)
+        u = torch.ones(A.shape[1], dtype=ctx.dtype, device=ctx.device)
         for _ in range(200):
             u = M @ u
             u = u / u.norm()
@@ -611,7 +611,7 @@ def test_nonnegative_top_singular_vectors(record, ctx):
         res.append(max(float((A.T @ A @ u - s1 ** 2 * u).norm()), float((vv.norm() - 1).abs())))
         nonneg &= float(u.min()) >= 0 and float(vv.min()) >= 0
     # a matrix with negative entries has no non-negative top singular pair: the check detects it
-    Aneg = torch.tensor([[1.0, -1.0], [-1.0, 1.0]], dtype=ctx.dtype)
+    Aneg = torch.tensor([[1.0, -1.0], [-1.0, 1.0]], dtype=ctx.dtype, device=ctx.device)
     un = torch.linalg.svd(Aneg)[2][0]
     assert float(un.min()) < -0.5 and float((-un).min()) < -0.5
     # SVD of ≤ 7×7 matrices in float64: sign-fixed entries are ≥ −1e-15 when non-negative; power iteration 1e-10

@@ -7,7 +7,11 @@ the full profile failed 100 tests this way, and a CPU run cannot see it. So the 
 - every ``torch.<random>(..., generator=g)`` in ``theory/``, ``fixtures/`` and the paper checks names its device:
   ``device=g.device``, or in shared code ``device=draw_device(g, target)`` followed by ``.to(target)``
   (:func:`theory.device.draw_device`), or ``"cpu"`` with an explicit CPU generator;
-- ``.numpy()`` only after ``.cpu()`` (a CUDA tensor has no ``.numpy()``).
+- ``.numpy()`` only after ``.cpu()`` (a CUDA tensor has no ``.numpy()``);
+- in the shared code (``theory/sim``, ``theory/papers``, ``fixtures``) every fresh allocation
+  (``torch.zeros/ones/eye/arange/linspace/full/empty/tensor``) names its device (or passes ``**opts`` that do): a
+  second CUDA run failed 32 tests on tensors built on the CPU beside CUDA ones ("Expected all tensors to be on the
+  same device"). ``torch.as_tensor`` converts and keeps a tensor's device, so it is not flagged.
 """
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ from theory.device import draw_device
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = ("theory", "fixtures", "checks/bantzis2025", "checks/kou2023", "checks/wang2024", "checks/zhu2022",
            "checks/core")
+SHARED = ("theory/sim", "theory/papers", "fixtures")
+ALLOC = {"zeros", "ones", "eye", "arange", "linspace", "logspace", "full", "empty", "tensor"}
 RANDOM = {"randn", "rand", "randint", "randperm", "normal", "bernoulli", "multinomial", "poisson"}
 
 
@@ -38,6 +44,18 @@ def _draws_without_device(src: str) -> list[tuple[int, str]]:
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
             kws = {k.arg for k in node.keywords}
             if "generator" in kws and "device" not in kws:
+                out.append((node.lineno, ast.get_source_segment(src, node) or node.func.attr))
+    return out
+
+
+def _allocations_without_device(src: str) -> list[tuple[int, str]]:
+    """(line, call) of every fresh torch allocation with neither ``device=`` nor ``**kwargs``."""
+    out = []
+    for node in ast.walk(ast.parse(src)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ALLOC
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
+            kws = {k.arg for k in node.keywords}
+            if "device" not in kws and None not in kws:
                 out.append((node.lineno, ast.get_source_segment(src, node) or node.func.attr))
     return out
 
@@ -66,6 +84,12 @@ def test_numpy_only_after_cpu():
     assert not bad, ".numpy() on a tensor that may live on CUDA:\n" + "\n".join(bad)
 
 
+def test_shared_code_allocates_on_a_named_device():
+    bad = [f"{p.relative_to(ROOT)}:{ln}: {code[:90]}" for root in SHARED for p in sorted((ROOT / root).rglob("*.py"))
+           for ln, code in _allocations_without_device(p.read_text(encoding="utf-8"))]
+    assert not bad, "allocations with no device= in shared code (CPU beside CUDA tensors):\n" + "\n".join(bad)
+
+
 def test_the_scanners_see_the_faults_they_name():
     """Control: the two scanners flag the patterns that broke the CUDA run and pass their fixed forms."""
     assert _draws_without_device("import torch\nx = torch.randn(3, generator=g, dtype=d)\n")
@@ -73,6 +97,9 @@ def test_the_scanners_see_the_faults_they_name():
     assert not _draws_without_device("import torch\nx = torch.randn(3, device=dev)\n")  # no generator: default RNG
     assert _numpy_without_cpu("y = x.numpy()\n") and _numpy_without_cpu("y = x.detach().numpy()\n")
     assert not _numpy_without_cpu("y = x.detach().cpu().numpy()\n")
+    assert _allocations_without_device("import torch\nz = torch.zeros(3, dtype=d)\n")
+    assert not _allocations_without_device("import torch\nz = torch.zeros(3, **opts)\n")
+    assert not _allocations_without_device("import torch\nz = torch.as_tensor(x)\n")
 
 
 def test_draw_device_follows_the_generator():

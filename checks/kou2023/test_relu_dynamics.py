@@ -220,7 +220,7 @@ def test_relu_balance_activation_and_log_bounds(which, ctx, record):
         fails.append(f"lem-C.1 (ReLU) ratio {c1r}")
     # ---- Lemma E.1 (2)–(3): c₂ log(1+ηR_min²t/(5nm)) ≤ ρ̄ ≤ c₃ log(1+6ηR_max²t/(5nm)), r ∈ S_i^(0) -------
     eta = run.eta.view(1, -1, 1, 1).cpu()
-    tt = torch.as_tensor(t[1:], dtype=rho.dtype).view(-1, 1, 1, 1)
+    tt = torch.as_tensor(t[1:], dtype=rho.dtype, device=rho.device).view(-1, 1, 1, 1)
     Lo = torch.log1p(eta * st_.R_min ** 2 * tt / (5 * n * m))
     Hi = torch.log1p(6 * eta * st_.R_max ** 2 * tt / (5 * n * m))
     o = own[1:].cpu()

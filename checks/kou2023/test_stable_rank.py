@@ -47,7 +47,7 @@ def test_stable_rank_definition(ctx, record):
     u = torch.randn(5, 30, 1, generator=gen, dtype=ctx.dtype, device=gen.device)
     v = torch.randn(5, 1, 200, generator=gen, dtype=ctx.dtype, device=gen.device)
     r1 = spectra.stable_rank(u @ v)
-    eye = spectra.stable_rank(torch.eye(7, dtype=ctx.dtype))
+    eye = spectra.stable_rank(torch.eye(7, dtype=ctx.dtype, device=ctx.device))
     W = torch.randn(5, 30, 200, generator=gen, dtype=ctx.dtype, device=gen.device)
     via_gram = sr.srank_from_gram(W @ W.transpose(-1, -2))
     via_svd = spectra.stable_rank(W)

@@ -368,7 +368,7 @@ def test_adversarial_risk_rejects_wrong(record, ctx):
     m = _measure(record, "linear", ctx)
     f, X, y, w, radii, pgd, exact = _def31(m, record)
     s = adv.signed(y)
-    r = torch.tensor(radii[1:], dtype=X.dtype).reshape(-1, 1)
+    r = torch.tensor(radii[1:], dtype=X.dtype, device=X.device).reshape(-1, 1)
     wrong = {"inf instead of sup": F.softplus(-s * (X @ w) - r * w.norm()).mean(-1),
              "radius 1.01 r": F.softplus(-s * (X @ w) + 1.01 * r * w.norm()).mean(-1),
              "L1 norm of w": F.softplus(-s * (X @ w) + r * w.abs().sum()).mean(-1)}

@@ -163,9 +163,9 @@ def test_gaussian_norm_shared_W0(record, ctx):
             d = {"identical": 1, "random unit, d=8": 8, "orthonormal": n_}[kind]
             W = torch.randn(R_, m_, d, generator=gen, dtype=torch.float64, device=gen.device) * m_ ** (-(0.5 + q))
             if kind == "identical":
-                Xs = torch.ones(n_, 1, dtype=torch.float64)
+                Xs = torch.ones(n_, 1, dtype=torch.float64, device=gen.device)
             elif kind == "orthonormal":
-                Xs = torch.eye(n_, dtype=torch.float64)
+                Xs = torch.eye(n_, dtype=torch.float64, device=gen.device)
             else:
                 Xs = torch.randn(n_, d, generator=gen, dtype=torch.float64, device=gen.device)
                 Xs = Xs / Xs.norm(dim=-1, keepdim=True)

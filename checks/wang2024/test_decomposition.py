@@ -463,7 +463,7 @@ def _eq11_setup(gen):
     vdef = float(cc.population(A, B, C)["varrho"])
     U1, S1, V1h = torch.linalg.svd(W1, full_matrices=False)
     U2, S2, V2h = torch.linalg.svd(W2, full_matrices=True)
-    sig2 = torch.tensor([3.0, 1.0, 0.8, 0.5, 0.3, 0.1], dtype=W1.dtype)
+    sig2 = torch.tensor([3.0, 1.0, 0.8, 0.5, 0.3, 0.1], dtype=W1.dtype, device=W1.device)
 
     def aligned_to(top):
         Q, _ = torch.linalg.qr(torch.cat([top[:, None], _randn(h, h - 1, generator=gen)], 1))

@@ -26,7 +26,7 @@ ETA = 0.05
 def _linear_grid(gen, m, qs, seeds, d=20, n=200):
     X, y, _, _ = fw.mixture(n, 10, d, generator=gen)
     net = models.TwoLayerNet.init(len(qs) * seeds, m, d, q=0.0, act="linear", generator=gen)
-    scale = torch.tensor([m ** -q for q in qs for _ in range(seeds)], dtype=X.dtype)
+    scale = torch.tensor([m ** -q for q in qs for _ in range(seeds)], dtype=X.dtype, device=X.device)
     return X, y, net.W * scale.view(-1, 1, 1), net.a
 
 
@@ -185,8 +185,8 @@ def test_linear_rate_identity_rejects_wrong(record, ctx):
                 # eigh of the Gram: ≲ 1e-15/relative gap of σ₁², ≪ 1e-9 here, ≪ the smallest δ that counts)
                 prod = dyn.linear_rates(W, a, xt)["dlog"].detach().cpu().numpy()
                 agree = max(agree, float(np.max(np.abs(prod - r["rate"]) / r["scale"])))
-                t = torch.as_tensor(r["rate"], dtype=W.dtype)
-                wrongs = {k: torch.as_tensor(v_, dtype=W.dtype) for k, v_ in wrongs_np.items()}
+                t = torch.as_tensor(r["rate"], dtype=W.dtype, device=W.device)
+                wrongs = {k: torch.as_tensor(v_, dtype=W.dtype, device=W.device) for k, v_ in wrongs_np.items()}
                 fd = torch.stack([dyn.fd_log_rate(lambda V: dyn.linear_varrho_at(V, a), W, dW, h) for h in hs])  # (H, E)
                 e_t = (fd - t).abs() / t.abs()
                 for e in range(t.shape[0]):
@@ -482,7 +482,7 @@ def _relu_runs(ctx):
         X, y, Xe, _ = fw.mixture(200, 60, 20, generator=gen)
         qs = [0.0, 0.25]
         net = models.TwoLayerNet.init(len(qs), m, 20, q=0.0, act=fw.RELU, generator=gen)
-        W = net.W * torch.tensor([m ** -q for q in qs], dtype=X.dtype).view(-1, 1, 1)
+        W = net.W * torch.tensor([m ** -q for q in qs], dtype=X.dtype, device=X.device).view(-1, 1, 1)
         a = net.a
         vfn = lambda V: cc.mlp_varrho(V, a, Xe, fw.RELU)
         rec = dict(varrho=[], rate=[], rate_WWt=[], Nterm=[], Qterm=[], jvp=[], fd=[], flip=[], xs=[], k=[], W=[],
@@ -595,7 +595,7 @@ def _printed_v_rate(W, a, dW, Xe):
         Wh = W + h * dW
         return torch.stack([((a * D) @ Wh).pow(2).sum(-1).mean(), ((v * D) @ Wh).pow(2).sum(-1).mean()])
 
-    val, dot = torch.func.jvp(terms, (torch.zeros((), dtype=W.dtype),), (torch.ones((), dtype=W.dtype),))
+    val, dot = torch.func.jvp(terms, (torch.zeros((), dtype=W.dtype, device=W.device),), (torch.ones((), dtype=W.dtype, device=W.device),))
     Q = torch.linalg.matrix_norm(D.unsqueeze(-1) * W, ord=2).pow(2).mean()
     return 0.5 * (dot[0] / val[0] - dot[1] / Q)
 
@@ -696,7 +696,7 @@ def _relu_scaling_runs(ctx):
         gen = ctx.generator("wang2024/thm-5.5", {"remainder m": m})
         X, y, Xe, _ = fw.mixture(200, 60, 20, generator=gen)
         net = models.TwoLayerNet.init(len(qs), m, 20, q=0.0, act=fw.RELU, generator=gen)
-        W = net.W * torch.tensor([m ** -q for q in qs], dtype=X.dtype).view(-1, 1, 1)
+        W = net.W * torch.tensor([m ** -q for q in qs], dtype=X.dtype, device=X.device).view(-1, 1, 1)
         a = net.a
         xs, av, rec = [], [], dict(k=[], C=[], main=[], main_cons=[], varrho=[])
         for k in range(steps + 1):

@@ -122,7 +122,7 @@ def test_halves_cocorrelation_rises_under_adam(record, ctx):
 def _relu_jacobians(ws, x):
     """Reference written here, not through halves: post-activations h_l and the closed-form Jacobians
     J_l = D_l W_l ⋯ D_1 W_1 (D_l = diag 1{z_l > 0}) after each hidden layer l = 1..L-1, and J_L = W_L J_{L-1}."""
-    h, J, hs, Js = x, torch.eye(x.shape[0], dtype=x.dtype), [], []
+    h, J, hs, Js = x, torch.eye(x.shape[0], dtype=x.dtype, device=x.device), [], []
     for l, W in enumerate(ws):
         z = W @ h
         if l == len(ws) - 1:
@@ -139,7 +139,7 @@ def _relu_jacobians(ws, x):
 def _outer_jacobian(ws, x, k):
     """J of the outer module (layers k+1..L) at ϕ(x), written here: W_L D_{L-1}W_{L-1} ⋯ D_{k+1}W_{k+1}."""
     hs, _ = _relu_jacobians(ws, x)
-    J = torch.eye(ws[k].shape[1], dtype=x.dtype)
+    J = torch.eye(ws[k].shape[1], dtype=x.dtype, device=x.device)
     for l in range(k, len(ws)):
         J = ws[l] @ J
         if l < len(ws) - 1:

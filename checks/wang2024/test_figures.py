@@ -667,7 +667,7 @@ def _fig4_linear(ctx, runs):
     two_over_L = 8 * Xtr.shape[0] / float(np.linalg.eigvalsh(Xtr.cpu().numpy().T @ Xtr.cpu().numpy())[-1])
     assert F.logistic_nonexpansive(Xtr, 0.99 * two_over_L) and not F.logistic_nonexpansive(Xtr, 1.01 * two_over_L), \
         "F.logistic_nonexpansive is not the η ≤ 2/L gate"
-    w_ref = F.logistic_gd(torch.zeros(1, Xtr.shape[1], dtype=Xtr.dtype), Xtr, ytr, eta=ETA, steps=STEPS)[0]
+    w_ref = F.logistic_gd(torch.zeros(1, Xtr.shape[1], dtype=Xtr.dtype, device=Xtr.device), Xtr, ytr, eta=ETA, steps=STEPS)[0]
     acc_ref = float(((Xe @ w_ref > 0).to(Xe.dtype) == ye).to(Xe.dtype).mean())
     rows, worst = [], dict(f1=0.0, ratio=0.0, slack=-1.0)
     for m, R in runs.items():

@@ -36,7 +36,7 @@ def _init_cells(gen, ms, qs, seeds, d):
     for m in ms:
         net = models.TwoLayerNet.init(len(qs) * seeds, m, d, q=0.0, act="linear", generator=gen)
         qlist = [q for q in qs for _ in range(seeds)]
-        scale = torch.tensor([m ** -q for q in qlist], dtype=net.W.dtype)
+        scale = torch.tensor([m ** -q for q in qlist], dtype=net.W.dtype, device=net.W.device)
         out[m] = (net.W * scale.view(-1, 1, 1), net.a, qlist)
     return out
 
@@ -203,7 +203,8 @@ def test_prop1_linear_separable_tends_to_one(record, ctx):
     fit = fit_power(taus[sel], one_minus.cpu().numpy()[sel])
     wn = w.norm(dim=-1).median(dim=1).values
     fw_log = fit_affine(np.log(taus[sel]), wn.cpu().numpy()[sel])
-    decreasing = bool((one_minus[1:][torch.tensor(sel[1:])] <= one_minus[:-1][torch.tensor(sel[1:])]).all())
+    keep = torch.tensor(sel[1:], device=one_minus.device)
+    decreasing = bool((one_minus[1:][keep] <= one_minus[:-1][keep]).all())
     ok = fit.ci[1] < 0 and fw_log.slope_ci[0] > 0 and decreasing
     record("holds" if ok else "violated", observed=fit.exponent, bound=0.0, tightness="fitted exponent of median 1 − ϱ(τ) in τ (< 0: → 1)",
            covers=["linear model: saturation"],
@@ -238,7 +239,7 @@ def test_prop1_relu_rises_early_then_flattens(record, ctx):
     steps, eta, m = ctx.pick(quick=150, full=1000), 0.5, ctx.pick(quick=64, full=256)
     qs = [0.0, 0.0, 0.25, 0.25]
     net = models.TwoLayerNet.init(len(qs), m, D1, q=0.0, act=fw.RELU, generator=gen)
-    net.W = net.W * torch.tensor([m ** -q for q in qs], dtype=X.dtype).view(-1, 1, 1)
+    net.W = net.W * torch.tensor([m ** -q for q in qs], dtype=X.dtype, device=X.device).view(-1, 1, 1)
     obs = lambda t, p, u: {"varrho": cc.mlp_varrho(p[0].detach(), net.a, Xe, fw.RELU)}
     vr = train.gd(net, X, y, loss="bce", lr=eta, steps=steps, record=list(range(steps + 1)), observe=obs).stacked("varrho")
     fw.mlp_opnorm_controls(net.W, net.a, Xe)  # the Jacobian norms behind ϱ vs the core's default opnorm and SVD
@@ -285,7 +286,7 @@ def test_prop1_relu_rises_early_then_flattens(record, ctx):
     # alternating ±a on a rise of n steps: every other step falls by 2a − rise/n, so the dips sum to
     # n·a − rise/2; a = rise/n puts them at ≈ rise/2, twice the bound of the reading
     a = sh0["rise"] / max(1, sh0["k95"] - int(round(0.5 / eta)))
-    zig = v + a * torch.tensor([(-1.0) ** k if k >= 2 else 0.0 for k in range(steps + 1)], dtype=v.dtype)
+    zig = v + a * torch.tensor([(-1.0) ** k if k >= 2 else 0.0 for k in range(steps + 1)], dtype=v.dtype, device=v.device)
     wrong = {"late rise": pr.rise_shape(late_rise, eta), "zig-zag": pr.rise_shape(zig, eta)}
     rejected = not any(w["ok"] for w in wrong.values())
     # the reading's figures on a curve of known shape: a ramp v(k) = min(k/K, 1) over steps 0..steps reaches 95 % of
@@ -352,7 +353,7 @@ def _cell_rows(R):
     rows = []
     for m in R["ms"]:
         for q in R["qs"]:
-            sel = torch.tensor([lab == (m, q) for lab in R["labels"]])
+            sel = torch.tensor([lab == (m, q) for lab in R["labels"]], device=R["V"].device)
             rows.append({"m": m, "q": q, "1/|W(0)|^2 (median)": float((1 / R["Q0"][sel]).median()),
                          "V = varrho(1)-varrho(0) (median)": float(R["V"][sel].median()),
                          "varrho(0)": float(R["varrho0"][sel].median()),

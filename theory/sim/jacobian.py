@@ -141,7 +141,7 @@ def opnorm(f: Callable[[torch.Tensor], torch.Tensor], X: torch.Tensor, *, method
     if method == "exact":
         J = vmap(jacrev(f))(X).reshape(N, k, d)
         s = torch.linalg.matrix_norm(J, ord=2)
-        return (s, torch.ones(N, dtype=torch.long)) if return_iters else s
+        return (s, torch.ones(N, dtype=torch.long, device=X.device)) if return_iters else s
     if method == "power":
         s, it = _power(f, X, tol=1e-6 if tol is None else tol, max_iter=max_iter or 10_000, generator=generator)
         return (s, it) if return_iters else s
@@ -170,7 +170,7 @@ def _power(f, X, *, tol: float, max_iter: int, generator):
             old = new
         out.append(new)
         iters.append(i)
-    return torch.tensor(out, dtype=X.dtype, device=X.device), torch.tensor(iters)
+    return torch.tensor(out, dtype=X.dtype, device=X.device), torch.tensor(iters, device=X.device)
 
 
 def two_layer_hidden_opnorm_exact(W: torch.Tensor, X: torch.Tensor, act) -> torch.Tensor:

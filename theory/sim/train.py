@@ -385,6 +385,6 @@ def gradient_flow(objective: Callable[[list], torch.Tensor], params: Sequence[to
                     rtol=rtol, atol=atol, events=events)
     if sol.status == -1:
         raise DivergenceError(f"gradient flow integration failed: {sol.message}")
-    traj = [torch.as_tensor(sol.y[o:o + s].T, dtype=dtype).reshape(-1, *sh)
+    traj = [torch.as_tensor(sol.y[o:o + s].T, dtype=dtype, device=dev).reshape(-1, *sh)
             for o, s, sh in zip(np.cumsum([0] + sizes[:-1]), sizes, shapes)]
     return sol.t, traj, sol

@@ -91,7 +91,7 @@ def task_data(X: torch.Tensor, labels: torch.Tensor, a: int, b: int, n: int, gen
     pick = lambda i: i[torch.randperm(len(i), generator=generator, device=draw_device(generator, "cpu")).to(i.device)[: n // 2]]  # noqa: E731
     idx = torch.cat([pick(ia), pick(ib)])
     Xs = X[idx]
-    y = torch.cat([torch.ones(n // 2), -torch.ones(n // 2)]).to(X)
+    y = torch.cat([torch.ones(n // 2, device=X.device), -torch.ones(n // 2, device=X.device)]).to(X)
     G = Xs @ Xs.T
     return ks.KouData(Xs, y, G, G.diagonal().clone(), fdata.stats(Xs))
 

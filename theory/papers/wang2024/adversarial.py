@@ -22,7 +22,7 @@ def signed(y: torch.Tensor) -> torch.Tensor:
 
 def linear_robust_loss(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, r, *, sign: int = 1) -> torch.Tensor:
     """Per-sample sup (sign=+1) or inf (sign=−1) over ‖ε‖≤r of ℓ(wᵀ(x+ε), y): (R, N) for radii r (R,)."""
-    r = torch.as_tensor(r, dtype=X.dtype).reshape(-1, 1)
+    r = torch.as_tensor(r, dtype=X.dtype, device=X.device).reshape(-1, 1)
     return F.softplus(-signed(y) * (X @ w) + sign * r * w.norm())
 
 

@@ -64,7 +64,7 @@ def robust_accuracy(W, a, Xe, ye, eps: float, act, *, steps: int = 50, restarts:
         return u.reshape(E, -1, N).transpose(0, 1).reshape(-1)
 
     worst = adv.pgd_l2(f, Xr, yr, [eps], steps=steps, restarts=restarts, generator=generator)[0]  # (E·N,)
-    broken = worst >= torch.log(torch.tensor(2.0, dtype=W.dtype))
+    broken = worst >= torch.log(torch.tensor(2.0, dtype=W.dtype, device=W.device))
     return (~broken).reshape(E, N).to(W.dtype).mean(-1)
 
 
@@ -120,7 +120,7 @@ def run_width(act, m: int, qs, seeds: int, data, *, eta: float, steps: int, reco
     net, q_of = _init_net(act, m, qs, seeds, Xtr.shape[1], generator, Xtr.dtype, Xtr.device)
     E = len(q_of)
     W0 = net.W.clone()
-    lr = eta if lr_scale is None else torch.tensor([eta * lr_scale(m, q) for q in q_of], dtype=Xtr.dtype)
+    lr = eta if lr_scale is None else torch.tensor([eta * lr_scale(m, q) for q in q_of], dtype=Xtr.dtype, device=Xtr.device)
 
     def observe(t, params, u):
         with torch.no_grad():
@@ -130,7 +130,7 @@ def run_width(act, m: int, qs, seeds: int, data, *, eta: float, steps: int, reco
     W = net.W.detach()
     return WidthRuns(m=m, qs=list(qs), seeds=seeds, steps=list(traj.steps), varrho=traj.stacked("varrho"),
                      acc=accuracy(W, net.a, Xe, ye, net.act),
-                     rob_acc=(torch.full((E,), float("nan"), dtype=W.dtype) if eps is None else
+                     rob_acc=(torch.full((E,), float("nan"), dtype=W.dtype, device=W.device) if eps is None else
                               robust_accuracy(W, net.a, Xe, ye, eps, net.act, steps=pgd_steps, restarts=pgd_restarts,
                                               generator=generator)),
                      energy=dirichlet_energy(W, net.a, Xe, net.act), W0=W0, W=W, a=net.a, q_of=q_of,
