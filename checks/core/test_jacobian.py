@@ -113,3 +113,21 @@ def test_closed_form_input_jacobians_equal_autograd(ctx):
             for i in range(5):
                 want = jacrev(lambda x: net.forward(x[None])[e, 0])(X[i])
                 torch.testing.assert_close(J[e, i].reshape(want.shape), want, rtol=1e-12, atol=1e-14)
+
+
+def test_zhu_input_grads_in_chunks_equal_one_pass():
+    """The row-chunked ∇ₓf (``max_bytes`` small: 7 rows a chunk, a ragged last chunk) equals the one-pass gradient
+    to float64 rounding; a chunking that dropped or shifted rows would differ by O(1)."""
+    from theory.papers.zhu2022 import perturbation as pt
+    from theory.sim.models import DeepMLP
+
+    g = torch.Generator().manual_seed(5)
+    net = DeepMLP.init(3, [4, 6, 6, 1], generator=g, device="cpu")
+    X = torch.randn(50, 4, generator=g, dtype=torch.float64, device="cpu")
+    one = pt.input_grads(net, X)
+    per_row = 3 * 3 * 6 * 3 * 8
+    chunked = pt.input_grads(net, X, max_bytes=7 * per_row)
+    assert chunked.shape == one.shape == (3, 50, 4)
+    assert torch.allclose(chunked, one, rtol=0, atol=1e-13)
+    rolled = torch.roll(one, 1, dims=1)  # a control: an off-by-one chunk boundary would look like this
+    assert not torch.allclose(chunked, rolled, rtol=0, atol=1e-3)

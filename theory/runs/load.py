@@ -1,6 +1,8 @@
-"""A results document from a path: ``results.json`` itself or a report folder holding one."""
+"""A results document from a path: ``results.json`` itself (or gzip-compressed, ``results.json.gz``, as the committed
+reference runs are) or a report folder holding one."""
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import pathlib
@@ -13,7 +15,8 @@ class RunsError(ValueError):
 def results_path(path: os.PathLike | str) -> pathlib.Path:
     p = pathlib.Path(path)
     if p.is_dir():
-        p = p / "results.json"
+        p = p / "results.json" if (p / "results.json").is_file() or not (p / "results.json.gz").is_file() \
+            else p / "results.json.gz"
     if not p.is_file():
         raise RunsError(f"no results at {path}: expected a results.json or a report folder holding one")
     return p
@@ -23,8 +26,9 @@ def load(path: os.PathLike | str) -> dict:
     """The parsed results document at ``path`` (a file or a folder), with ``doc["_source"]`` = its path."""
     p = results_path(path)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
+        raw = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        doc = json.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, gzip.BadGzipFile, UnicodeDecodeError) as e:
         raise RunsError(f"{p} is not a results document: {e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("records"), list):
         raise RunsError(f"{p} is not a results document (no 'records' list)")
