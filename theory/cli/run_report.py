@@ -67,7 +67,13 @@ def register(sub) -> None:
 def render(ns, extra) -> int:
     from ..report import build_from_json
 
-    out = build_from_json(ns.results)
+    from ..runs.load import RunsError
+
+    try:
+        out = build_from_json(ns.results)
+    except RunsError as e:
+        print(f"theory render: {e}", file=sys.stderr)
+        return 2
     print(f"theory: report written to {out.resolve()}")
     return 0
 

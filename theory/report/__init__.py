@@ -39,6 +39,11 @@ def build(doc: dict, outdir) -> pathlib.Path:
 
 
 def build_from_json(results_json, outdir=None) -> pathlib.Path:
-    """Rebuild ``index.html`` from an existing ``results.json`` (beside it unless ``outdir``)."""
-    p = pathlib.Path(results_json)
-    return build(json.loads(p.read_text(encoding="utf-8")), outdir or p.parent)
+    """Rebuild ``index.html`` from an existing ``results.json`` (or ``results.json.gz``, or a folder holding one;
+    beside it unless ``outdir``)."""
+    from ..runs.load import load, results_path
+
+    p = results_path(results_json)
+    doc = load(p)
+    doc.pop("_source", None)
+    return build(doc, outdir or p.parent)
