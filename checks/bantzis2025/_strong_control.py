@@ -145,7 +145,7 @@ def sublevel_search(X, G, u, v, eps, L, width, starts, steps, gen, lr=3e-3, amp=
     best = torch.full((E,), -math.inf, dtype=X.dtype, device=X.device)
     keep = [w.detach().clone() for w in th]
     for _ in range(steps + 1):
-        r = part_maxima(th, X)[torch.arange(E), sel]
+        r = part_maxima(th, X)[torch.arange(E, device=X.device), sel]
         with torch.no_grad():
             imp = r > best
             best = torch.where(imp, r, best)

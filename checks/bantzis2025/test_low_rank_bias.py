@@ -598,7 +598,7 @@ def test_nonnegative_top_singular_vectors(record, ctx):
         worst = max(worst, float(-torch.minimum(u1[simple].amin(1), v1[simple].amin(1)).min()))
         checked += int(simple.sum())
     # degenerate top singular values: Perron vector by power iteration on AᵀA + 1e-3 I from the ones vector
-    degen = [torch.eye(2, dtype=ctx.dtype, device=ctx.device), torch.block_diag(torch.tensor([[1.0, 1.0]]), torch.tensor([[1.0, 1.0]])).to(ctx.dtype)]
+    degen = [torch.eye(2, dtype=ctx.dtype, device=ctx.device), torch.block_diag(torch.tensor([[1.0, 1.0]]), torch.tensor([[1.0, 1.0]])).to(ctx.device, ctx.dtype)]
     res, nonneg = [], True
     for A in degen:
         M = A.T @ A + 1e-3 * torch.eye(A.shape[1], dtype=ctx.dtype, device=ctx.device)

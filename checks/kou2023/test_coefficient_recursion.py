@@ -264,13 +264,13 @@ def _decomposition_unique(ew, record):
     g = torch.Generator().manual_seed(0)
     Xd = torch.randn(6, 4, generator=g, dtype=torch.float64, device=g.device)
     with pytest.raises(ValueError, match="not unique"):
-        kd.recover_coefficients(torch.zeros(1, 2, 3, 4, dtype=torch.float64),
-                                torch.zeros(1, 2, 3, 4, dtype=torch.float64), Xd)
+        kd.recover_coefficients(torch.zeros(1, 2, 3, 4, dtype=torch.float64, device="cpu"),
+                                torch.zeros(1, 2, 3, 4, dtype=torch.float64, device="cpu"), Xd)
     v = torch.linalg.svd(Xd.T).Vh[-1]  # vᵀ Xd = 0 (Xd has rank 4 < 6)
     rho1 = torch.randn(1, 2, 3, 6, generator=g, dtype=torch.float64, device=g.device)
     rho2 = rho1 + v * (Xd * Xd).sum(1)  # shifts Σ_i ρ_i x_i/‖x_i‖² by Σ v_i x_i = 0
-    W1 = kd.reconstruct_weights(torch.zeros(1, 2, 3, 4, dtype=torch.float64), rho1, Xd)
-    W2 = kd.reconstruct_weights(torch.zeros(1, 2, 3, 4, dtype=torch.float64), rho2, Xd)
+    W1 = kd.reconstruct_weights(torch.zeros(1, 2, 3, 4, dtype=torch.float64, device="cpu"), rho1, Xd)
+    W2 = kd.reconstruct_weights(torch.zeros(1, 2, 3, 4, dtype=torch.float64, device="cpu"), rho2, Xd)
     assert float((W1 - W2).abs().max()) < 1e-12 and float((rho1 - rho2).abs().max()) > 0.1
     with pytest.raises(ValueError, match="not unique"):
         ks.KouConfig(n=12, d=8)

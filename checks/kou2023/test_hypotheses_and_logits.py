@@ -158,11 +158,11 @@ def test_logit_approximations(ctx, record):
     """(5.8): ½e^{-q} ≤ |ℓ'(q)| ≤ e^{-q} (q ≥ 0), |ℓ'| ≤ min(1, e^{-q}); (5.9): |F_j − (1/m)Σσ(Z⁰+ρ)| ≤
     R_min⁻²p/m·ΣΣ|ρ_{i'≠i}| at every grid point; (5.11) leaky F_{y_i} = (1/m)Σ(Z⁰+ρ̄) ± the same term after
     T_stab; (5.12) ReLU p = 0: margin = |S_i^(0)|/m·ρ̄ + (1/m)Σ_{S_i^(0)}Z⁰ exactly once the other class is off."""
-    q = torch.linspace(0, 60, 6001, dtype=torch.float64)
+    q = torch.linspace(0, 60, 6001, dtype=torch.float64, device="cpu")
     dl = torch.sigmoid(-q)  # |ℓ'(q)|
     lo58 = float((dl / (0.5 * torch.exp(-q))).min())
     hi58 = float((dl / torch.exp(-q)).max())
-    qa = torch.linspace(-60, 60, 12001, dtype=torch.float64)
+    qa = torch.linspace(-60, 60, 12001, dtype=torch.float64, device="cpu")
     cap = float((torch.sigmoid(-qa) / torch.minimum(torch.ones_like(qa), torch.exp(-qa))).max())
     wrong58 = float((dl / torch.exp(-q)).min())  # claiming |ℓ'| ≥ e^{-q} fails (ratio < 1 at q = 0: 0.5)
     runs = _margin_runs(ctx, ctx.pick(quick=5_000, full=200_000))

@@ -226,7 +226,7 @@ def test_h3_small_matrix_all_terms(ctx, record):
     m, n, draws = H3_SMALL
     K = h3_psi2_half()
     s = ip.h3_norms(m, n, draws, generator=record.generator({"small": 1}), device=ctx.device).double().cpu()
-    vals = torch.tensor(list(H3_SMALL_LAW), dtype=torch.float64)
+    vals = torch.tensor(list(H3_SMALL_LAW), dtype=torch.float64, device="cpu")
     off_law = float((s[:, None] - vals[None, :]).abs().amin(1).max())
     mean_exact = sum(v * p for v, p in H3_SMALL_LAW.items())
     hoeff = (math.sqrt(2.0) - 1.0) * math.sqrt(math.log(2 / HOEFF_ALPHA) / (2 * draws))

@@ -106,7 +106,7 @@ class _Activation:
 
     def __init__(self, S0, y, bounds):
         self.S0, self.y, self.bounds = S0, y, bounds
-        self.newly_active = torch.zeros(S0.shape[0], dtype=torch.long)
+        self.newly_active = torch.zeros(S0.shape[0], dtype=torch.long, device=S0.device)
 
     def __call__(self, t, rho, Z, dl):
         own = torch.where(self.y > 0, Z[:, 0], Z[:, 1])

@@ -40,7 +40,7 @@ def _jacobians(gen):
 def _run(J, tol, max_iter, gen):
     s, it, hist = pw.power_iteration(J, tol=tol, max_iter=max_iter, generator=gen, history=True)
     H = torch.stack(hist)  # (K, N): s_k; after a sample stops its entry is frozen
-    ar = torch.arange(J.shape[0])
+    ar = torch.arange(J.shape[0], device=J.device)
     last, prev = H[it - 1, ar], H[(it - 2).clamp_min(0), ar]
     return s, it, H, (last - prev).abs() / prev
 
@@ -265,10 +265,10 @@ def test_power_route_stops_by_algorithm2_rule(record):
     u₀ = (0.0011, 0.54, 0.0056)) changes the estimate by < 10⁻⁶ in its first step, so the printed rule stops at 2
     too and that start cannot tell the rules apart (probability 1.6e-4 per start, measured over 10⁶ draws; for all
     four, 6e-16)."""
-    sig = torch.tensor([1.0, 1 - 2.0 ** -6, 1 - 2.0 ** -4], dtype=torch.float64)
+    sig = torch.tensor([1.0, 1 - 2.0 ** -6, 1 - 2.0 ** -4], dtype=torch.float64, device="cpu")
     c = 2.0 ** -30
     N = 4  # samples iterate together (one jvp and one vjp per iteration, ≈ 2 ms here), ≈ 150 iterations
-    X = torch.zeros(N, 3, dtype=torch.float64)  # the map is linear: its Jacobian does not depend on x
+    X = torch.zeros(N, 3, dtype=torch.float64, device="cpu")  # the map is linear: its Jacobian does not depend on x
     s, it = jac.opnorm(lambda x: c * (sig * x), X, method="power", generator=record.generator({"diag": 3}),
                        return_iters=True)
     g = record.generator({"diag": 3})

@@ -79,7 +79,7 @@ def test_e6_ntk_vs_he_similar(ctx, record):
     # the largest |CI end|/δ_L is 0.855 and the companion 'LeCun ≈ He' keeps ≥ 2.5 (rejected).
     cfg = {**fz.LAZY, **ctx.pick(quick={"pair_seeds": 10}, full={"pair_seeds": 20, "n": 100, "n_test": 1000, "steps": 3000})}
     items = tuple(sorted(cfg.items()))
-    table, res, lrs, ctl = [], {}, {"He": [], "LeCun": [], "NTK": []}, torch.zeros(2, dtype=torch.float64)
+    table, res, lrs, ctl = [], {}, {"He": [], "LeCun": [], "NTK": []}, torch.zeros(2, dtype=torch.float64, device="cpu")
     for L in depths:
         r, rl, dev = [], [], []
         for m in widths:

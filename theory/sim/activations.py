@@ -106,7 +106,7 @@ class MemberSlopes:
 
 def member_slopes(gammas) -> MemberSlopes:
     """:class:`MemberSlopes` from E negative-side slopes in [0, 1) (0: ReLU)."""
-    g = torch.as_tensor(gammas, dtype=torch.float64)
+    g = torch.as_tensor(gammas, dtype=torch.float64, device="cpu")
     if g.dim() != 1 or g.numel() == 0:
         raise ValueError(f"member_slopes needs a 1-d, non-empty list of slopes, got shape {tuple(g.shape)}")
     if not bool(torch.isfinite(g).all()) or bool(((g < 0) | (g >= 1)).any()):
