@@ -194,12 +194,23 @@ def test_second_escape_criterion_on_known_curves(record):
     peak = float(np.abs(np.diff(two))[max(0, esc - 2):esc + 2].max() / 100)   # escape rate per step
     flat = C0 * (1 - 0.15 * sig(2500, 60))
     drift = flat - peak / 20 * np.clip(t - 2500, 0, None)  # from the escape on, the rate never falls below peak / 20
-    cases = {"two drops": (two, True, True), "steady decline at escape rate / 20": (drift, False, False),
+    sharp = C0 * (1 - 0.15 * sig(2500, 20) - 0.15 * sig(12000, 20))  # settles within 2 logs of the escape
+    cases = {"two drops": (two, True, True), "two sharp drops": (sharp, True, True),
+             "steady decline at escape rate / 20": (drift, False, False),
              "flat after one drop": (flat, True, False)}
     rows, right = [], True
     for name, (c, want_plateau, want_drop) in cases.items():
         e = S.escape_profile(c, t, C0, drop=0.05, plateau_factor=RATE_FACTOR)["esc"]
         sec = S.second_escape(c, t, C0, e)
+        # where the second plateau starts, from the docstring's definition written out here: the first log
+        # k1 > esc + 1 whose next 3 rates are all ≤ (escape rate)/100, the escape rate being the largest of the
+        # 4 intervals around esc
+        r = np.abs(np.diff(c)) / np.diff(t)
+        er = r[max(0, e - 2):e + 2].max()
+        starts = [k for k in range(r.size - 2) if k > e + 1 and np.all(r[k:k + 3] <= er / 100.0)]
+        assert sec["k1"] == (min(starts) if starts else None), (name, sec["k1"], starts[:3])
+        if name == "two sharp drops":  # control: here the plateau starts at the earliest log the rule allows
+            assert sec["k1"] == e + 2, (sec["k1"], e)
         right &= sec["second_plateau"] == want_plateau and sec["second_drop"] == want_drop
         rows.append({"curve": name, "second plateau": sec["second_plateau"], "expected": want_plateau,
                      "second drop": sec["second_drop"], "expected drop": want_drop})

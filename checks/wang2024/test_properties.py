@@ -89,6 +89,11 @@ def test_prop1_linear_rises_early_then_flattens(record, ctx):
     R = _prop1_runs(ctx)
     gd_vr, f1_err = R["vr_step"], R["f1_err"]  # (T, E): GD on W through its exact (F1) replica
     st = pr.shape_stats(gd_vr, ETA1, tau0=0.5, late=0.2)
+    # the reported slopes against numpy (dϱ/dτ = Δϱ/η per step; the late mean over the last 20 % of the steps)
+    inc_np = np.diff(gd_vr.cpu().numpy(), axis=0) / ETA1
+    nl = max(1, int(0.2 * inc_np.shape[0]))
+    assert np.allclose(st["max_slope"].cpu().numpy(), inc_np.max(0), rtol=1e-12, atol=0)
+    assert np.allclose(st["late_slope"].cpu().numpy(), inc_np[-nl:].mean(0), rtol=1e-12, atol=1e-15)
     # slope on the geometric grid from the (F1) long run: (ϱ(k+1) − ϱ(k))/η at recorded pairs
     steps = R["steps"]
     idx = {k: i for i, k in enumerate(steps)}
