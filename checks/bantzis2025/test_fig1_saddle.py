@@ -197,6 +197,7 @@ def test_second_escape_criterion_on_known_curves(record):
     sharp = C0 * (1 - 0.15 * sig(2500, 20) - 0.15 * sig(12000, 20))  # settles within 2 logs of the escape
     cases = {"two drops": (two, True, True), "two sharp drops": (sharp, True, True),
              "steady decline at escape rate / 20": (drift, False, False),
+             "decline, flat over the last 3 intervals": (np.where(t <= t[-4], drift, drift[-4]), True, False),
              "flat after one drop": (flat, True, False)}
     rows, right = [], True
     for name, (c, want_plateau, want_drop) in cases.items():
@@ -211,6 +212,8 @@ def test_second_escape_criterion_on_known_curves(record):
         assert sec["k1"] == (min(starts) if starts else None), (name, sec["k1"], starts[:3])
         if name == "two sharp drops":  # control: here the plateau starts at the earliest log the rule allows
             assert sec["k1"] == e + 2, (sec["k1"], e)
+        if name == "decline, flat over the last 3 intervals":  # ... and here at the latest (3 rates left)
+            assert sec["k1"] == r.size - 3, (sec["k1"], r.size)
         right &= sec["second_plateau"] == want_plateau and sec["second_drop"] == want_drop
         rows.append({"curve": name, "second plateau": sec["second_plateau"], "expected": want_plateau,
                      "second drop": sec["second_drop"], "expected drop": want_drop})
