@@ -261,6 +261,11 @@ def test_escape_time_corrected(record, ctx):
         for f, t1, s, r0 in _hit_times(X, G, L, (2.0, 10.0)):
             pc = B.escape_time(f * r0, r0, s, L)
             pp = B.escape_time(f * r0, r0, s, L, printed=True)
+            # the reported printed value is the printed formula, written out here: (‖θ_0‖^{2−L} + r^{2−L})/((L−2)Ls),
+            # log(r/‖θ_0‖)/(2s) at L = 2
+            r = f * r0
+            pp_ref = math.log(r / r0) / (2 * s) if L == 2 else (r0 ** (2 - L) + r ** (2 - L)) / ((L - 2) * L * s)
+            assert abs(pp - pp_ref) <= 1e-12 * abs(pp_ref), (L, f, pp, pp_ref)
             e = abs(pc - t1) / t1
             worst = max(worst, e)
             rows.append({"L": L, "r/‖θ_0‖": f, "observed t_1": t1, "corrected": pc, "printed": pp})

@@ -178,6 +178,12 @@ def test_prop1_linear_saturation_level_f1(record, ctx):
                 f"≈ 1 − ϱ_∞ that does not decay (fitted log-slope {fit_w.slope:.1e}); the same criterion rejects it: "
                 f"{not ok_wrong}.")
     assert R["gnorm"] < 1e-12  # precondition: w* is a stationary point (non-separable data)
+    # the precondition's figure is the gradient norm of the *mean* BCE: pinned where it is not at rounding level (no
+    # Newton step: w = 0, ∇ = Xᵀ(½ − y)/n, computed here in numpy)
+    Xn, yn = X.cpu().numpy(), y.cpu().numpy()
+    _, g0 = pr.logistic_optimum(X, y, iters=0, gtol=1.0)
+    g0_ref = float(np.linalg.norm(Xn.T @ (0.5 - yn)) / len(yn))
+    assert abs(g0 - g0_ref) <= 1e-12 * g0_ref, (g0, g0_ref)
     assert good, (rows, fit, rate_pred)
     assert not ok_wrong, fit_w  # companion: the wrong limit ϱ_∞ = 1 is rejected
 
