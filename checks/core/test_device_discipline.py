@@ -36,28 +36,26 @@ def _files():
         yield from sorted((ROOT / root).rglob("*.py"))
 
 
-def _draws_without_device(src: str) -> list[tuple[int, str]]:
-    """(line, call) of every torch random call with a generator and no device."""
+def _torch_calls(src: str, names: set[str], flagged) -> list[tuple[int, str]]:
+    """(line, call) of every ``torch.<name>(...)`` call whose keyword names (``None`` for ``**kwargs``) are
+    ``flagged``."""
     out = []
     for node in ast.walk(ast.parse(src)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in RANDOM
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
-            kws = {k.arg for k in node.keywords}
-            if "generator" in kws and "device" not in kws:
-                out.append((node.lineno, ast.get_source_segment(src, node) or node.func.attr))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
+                and flagged({k.arg for k in node.keywords})):
+            out.append((node.lineno, ast.get_source_segment(src, node) or node.func.attr))
     return out
+
+
+def _draws_without_device(src: str) -> list[tuple[int, str]]:
+    """(line, call) of every torch random call with a generator and no device."""
+    return _torch_calls(src, RANDOM, lambda kws: "generator" in kws and "device" not in kws)
 
 
 def _allocations_without_device(src: str) -> list[tuple[int, str]]:
     """(line, call) of every fresh torch allocation with neither ``device=`` nor ``**kwargs``."""
-    out = []
-    for node in ast.walk(ast.parse(src)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ALLOC
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
-            kws = {k.arg for k in node.keywords}
-            if "device" not in kws and None not in kws:
-                out.append((node.lineno, ast.get_source_segment(src, node) or node.func.attr))
-    return out
+    return _torch_calls(src, ALLOC, lambda kws: "device" not in kws and None not in kws)
 
 
 def _numpy_without_cpu(src: str) -> list[tuple[int, str]]:
