@@ -51,6 +51,10 @@ def pytest_addoption(parser):
     g.addoption("--e2e", action="store_true", default=False,
                 help="also run the end-to-end harness tests (marker e2e: pytest or the CLI in a subprocess; shards, "
                      "resume, sweeps, scaffold, browser); the default run leaves them out to stay quick")
+    g.addoption("--device-split", action="store_true", default=False,
+                help="find CUDA device bugs without CUDA (with --device cpu): tensors built without a device go to "
+                     "'meta', so they fail where they meet the run's tensors, as on CUDA; verdicts are meaningless, "
+                     "the summary lists the device splits (theory/harness/device_split.py)")
     g.addoption("--theory-progress", action="store_true", default=False,
                 help="print one line per finished check: claim IDs, verdicts recorded, outcome, seconds")
 
@@ -81,6 +85,12 @@ def pytest_configure(config):
     except ValueError as e:  # includes RegistryError
         raise pytest.UsageError(str(e)) from None
     _device.set_device(dev)
+    if config.getoption("--device-split"):
+        if dev.type != "cpu":
+            raise pytest.UsageError("--device-split emulates a CUDA run on the CPU: use it with --device cpu")
+        from . import device_split
+
+        device_split.enable()
     winput = getattr(config, "workerinput", None)
     if dev.type == "cpu" and winput is not None:  # xdist: share the cores, do not oversubscribe
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, int(winput.get("workercount", 1)))))
@@ -348,6 +358,23 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     if item.config._theory_ctx.smoke:
         _smoke.unjudge(item, call, outcome.get_result())
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """--device-split: the failed tests whose message is a device split (what a CUDA run would hit)."""
+    if not config.getoption("--device-split") or hasattr(config, "workerinput"):
+        return
+    from .device_split import is_split_error
+
+    tests = getattr(config, "_theory_tests", {})
+    failed = {k: t.get("message", "") for k, t in tests.items() if t.get("outcome") in ("failed", "error")}
+    split = sorted(k for k, m in failed.items() if is_split_error(m))
+    terminalreporter.write_sep("=", f"device split: {len(split)} of {len(failed)} failed tests")
+    for k in split:
+        terminalreporter.write_line(f"{k}: {failed[k][:160]}")
+    if len(failed) > len(split):
+        terminalreporter.write_line(f"({len(failed) - len(split)} other failures: CPU-only helpers reading a meta "
+                                    "tensor's data, or verdicts, which mean nothing in this mode)")
 
 
 _CONFIG: dict = {}
