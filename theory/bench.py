@@ -140,8 +140,9 @@ def bench_ensemble(dev, steps: int, loop_members: int, E=64, seed=0, engines=("w
         _sync(dev)
         t_loop = (time.perf_counter() - t) * E / k
         res = {"batched_seconds": round(t_batch, 3), "batched_cpu_seconds": round(c_batch, 3),
-               "loop_seconds": round(t_loop, 3), "loop_timed_members": k, "speedup": round(t_loop / t_batch, 1),
-               "target_speedup>=10": t_loop / t_batch >= 10}
+               "loop_seconds": round(t_loop, 3), "loop_timed_members": k, "speedup": round(t_loop / t_batch, 1)}
+        if key == "hidden":  # each engine carries its own targets (module docstring)
+            res["target_speedup>=10"] = t_loop / t_batch >= 10
         if key.startswith("weight"):
             bound = flops["nominal"] / 1e9 / rate
             res.update({"nominal_gflop": round(flops["nominal"] / 1e9, 1),
