@@ -28,6 +28,7 @@ SOURCES = ("theory", "fixtures", "checks/bantzis2025", "checks/kou2023", "checks
            "checks/core")
 SHARED = ("theory/sim", "theory/papers", "fixtures")
 ALLOC = {"zeros", "ones", "eye", "arange", "linspace", "logspace", "full", "empty", "tensor"}
+PRAGMA = "device-scan: deliberate"
 RANDOM = {"randn", "rand", "randint", "randperm", "normal", "bernoulli", "multinomial", "poisson"}
 
 
@@ -38,12 +39,12 @@ def _files():
 
 def _torch_calls(src: str, names: set[str], flagged) -> list[tuple[int, str]]:
     """(line, call) of every ``torch.<name>(...)`` call whose keyword names (``None`` for ``**kwargs``) are
-    ``flagged``."""
-    out = []
+    ``flagged``; a line marked ``# device-scan: deliberate`` (a test of the fault itself) is left out."""
+    out, lines = [], src.splitlines()
     for node in ast.walk(ast.parse(src)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
-                and flagged({k.arg for k in node.keywords})):
+                and flagged({k.arg for k in node.keywords}) and PRAGMA not in lines[node.lineno - 1]):
             out.append((node.lineno, ast.get_source_segment(src, node) or node.func.attr))
     return out
 
@@ -96,6 +97,7 @@ def test_the_scanners_see_the_faults_they_name():
     assert _numpy_without_cpu("y = x.numpy()\n") and _numpy_without_cpu("y = x.detach().numpy()\n")
     assert not _numpy_without_cpu("y = x.detach().cpu().numpy()\n")
     assert _allocations_without_device("import torch\nz = torch.zeros(3, dtype=d)\n")
+    assert not _allocations_without_device("import torch\nz = torch.zeros(3)  # device-scan: deliberate\n")
     assert not _allocations_without_device("import torch\nz = torch.zeros(3, **opts)\n")
     assert not _allocations_without_device("import torch\nz = torch.as_tensor(x)\n")
 

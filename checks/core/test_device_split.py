@@ -20,10 +20,10 @@ def split():
 def test_deviceless_tensor_fails_beside_the_runs_tensor(split):
     run = torch.ones(3, device="cpu")
     with pytest.raises(RuntimeError) as e:
-        run + torch.arange(3)  # built without a device: on CUDA it would be a CPU tensor beside a CUDA one
+        run + torch.arange(3)  # device-scan: deliberate (on CUDA: a CPU tensor beside a CUDA one)
     assert ds.is_split_error(str(e.value))
     g = torch.Generator(device="cpu").manual_seed(0)
-    x = torch.randn(3, generator=g)  # on CUDA: "Expected a 'cpu' device type for generator but found 'cuda'"
+    x = torch.randn(3, generator=g)  # device-scan: deliberate (on CUDA: "Expected a 'cpu' device type for generator …")
     assert x.device.type == "meta"  # here the draw lands on meta and fails at its first use with the run's tensors
     with pytest.raises(RuntimeError) as e:
         run * x
