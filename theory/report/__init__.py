@@ -8,7 +8,6 @@ document. Modules: :mod:`.registry_info` (the registry snapshot a run is judged 
 """
 from __future__ import annotations
 
-import json
 import pathlib
 
 from ..records import atomic_write
@@ -41,9 +40,7 @@ def build(doc: dict, outdir) -> pathlib.Path:
 def build_from_json(results_json, outdir=None) -> pathlib.Path:
     """Rebuild ``index.html`` from an existing ``results.json`` (or ``results.json.gz``, or a folder holding one;
     beside it unless ``outdir``)."""
-    from ..runs.load import load, results_path
+    from ..runs.load import load
 
-    p = results_path(results_json)
-    doc = load(p)
-    doc.pop("_source", None)
-    return build(doc, outdir or p.parent)
+    doc = load(results_json)
+    return build(doc, outdir or pathlib.Path(doc.pop("_source")).parent)

@@ -15,8 +15,8 @@ class RunsError(ValueError):
 def results_path(path: os.PathLike | str) -> pathlib.Path:
     p = pathlib.Path(path)
     if p.is_dir():
-        p = p / "results.json" if (p / "results.json").is_file() or not (p / "results.json.gz").is_file() \
-            else p / "results.json.gz"
+        gz = p / "results.json.gz"
+        p = gz if gz.is_file() and not (p / "results.json").is_file() else p / "results.json"
     if not p.is_file():
         raise RunsError(f"no results at {path}: expected a results.json or a report folder holding one")
     return p
