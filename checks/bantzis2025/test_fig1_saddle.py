@@ -17,6 +17,7 @@ rejected, see the companion). Thresholds (rate factor 100; s2/s1 of layers 2–6
 average; layers 4–6 below layer 1; second singular value grown 1.5× after a second drop) are the
 harness's, not the paper's (it gives none).
 """
+import math
 import os
 
 import numpy as np
@@ -88,6 +89,10 @@ def test_dominant_singular_value_after_first_escape(record, ctx):
     for e in range(E):
         prof = S.escape_profile(loss[:, e], t, C0, drop=0.05, plateau_factor=RATE_FACTOR)
         esc = prof["esc"]
+        # the reported drop is the loss's relative fall (C(0) − min loss)/C(0), and the escape the first log 5 % below
+        assert math.isclose(prof["drop"], (C0 - float(loss[:, e].min())) / C0, rel_tol=1e-12, abs_tol=1e-15)
+        below = np.nonzero(loss[:, e] <= 0.95 * C0)[0]
+        assert esc == (int(below[0]) if below.size else len(t) - 1), (esc, below[:3])
         k_after = min(len(t) - 1, esc + 5)                                # 500 steps after the escape
         r0 = [_ratio(run, l, 0, e) for l in range(L)]
         r1 = [_ratio(run, l, k_after, e) for l in range(L)]

@@ -91,6 +91,16 @@ def test_hypothesis_report_and_stress(ctx, record):
         # initialization conditioned on the events of Lemmas A.1/A.2 (the appendix proofs are stated on them)
         net = ks.make_net(cfg, data, ctx.generator("kou2023/def-B.2", cfg.key(name, "init")), on_events=True)
         inside[name] = ks.hypotheses(cfg, data, net.W, ks.default_eta(cfg, data))
+        # the report's data constants against numpy: C^R = R_min²/(R² n p) with R = R_max/R_min, p the largest
+        # off-diagonal |⟨x_i, x_k⟩| (∞ at p = 0), C^L = C^R γ⁴
+        Xn = data.X.cpu().numpy()
+        Gn = Xn @ Xn.T
+        nr = np.sqrt(np.diag(Gn))
+        pn = float(np.abs(Gn - np.diag(np.diag(Gn))).max())
+        cr = math.inf if pn == 0 else nr.min() ** 2 / ((nr.max() / nr.min()) ** 2 * len(nr) * pn)
+        for key, want in (("C_data_R", cr), ("C_data_L", cr * cfg.gamma ** 4)):
+            got = inside[name][key]
+            assert (got == want == math.inf) or math.isclose(got, want, rel_tol=1e-12), (name, key, got, want)
         if name == "C0-O":  # control: a draw off Lemma A.2's event (every neuron active on every e_i) is outside
             off = ks.hypotheses(cfg, data, net.W.abs(), ks.default_eta(cfg, data))
             assert not off["inside"] and not off["event_A2"], off["outside_reasons"]

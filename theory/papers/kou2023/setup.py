@@ -291,8 +291,7 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
     beta = Z0.abs().flatten(1).max(1).values.cpu().numpy()  # (E,)
     S0 = active_at_init(Z0, data).sum(1).cpu().numpy()  # (E, n)
     npos, nneg = int((data.y > 0).sum()), int((data.y < 0).sum())
-    R2 = st.R ** 2
-    c_data_R = math.inf if st.p == 0 else st.R_min ** 2 / (R2 * n * st.p)
+    c_data_R = st.C_data  # R_min²/(R² n p), ∞ at p = 0 (fixtures.data.stats)
     c_data_L = c_data_R * cfg.gamma ** 4
     c_data = c_data_L if cfg.act == "leaky_relu" else c_data_R
     C_eta = n * m / (eta * st.R_max ** 2)
