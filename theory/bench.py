@@ -33,7 +33,7 @@ import torch
 
 from fixtures import data
 from theory.sim import jacobian, mlp_backprop, models, train
-from .device import draw_device
+from .device import draw
 
 
 def _sync(dev):
@@ -44,7 +44,7 @@ def _sync(dev):
 def bench_jacobian(dev, power_samples: int, N=256, m=1024, d=784, seed=0) -> dict:
     g = torch.Generator(device=dev).manual_seed(seed)
     dt = torch.float64
-    W = torch.randn(m, d, generator=g, dtype=dt, device=draw_device(g, dev)).to(dev) / d ** 0.5
+    W = draw(torch.randn, m, d, generator=g, dtype=dt, device=dev) / d ** 0.5
     X = data.unit_sphere(N, d, generator=g, device=dev)
     act = models.acts.get("relu")
     f = lambda x: act(W @ x)  # noqa: E731
@@ -174,8 +174,8 @@ def bench_minibatch(dev, epochs: int = 2, E=4, m=1024, d=784, N=4096, batch=512,
     g = torch.Generator(device=dev).manual_seed(seed)
     rate = gemm_rate(dev)
     bound = (4 * E * m * batch * d * (N // batch) * epochs + 2 * E * m * N * d * (epochs + 1)) / 1e9 / rate
-    X = torch.randn(N, d, generator=g, dtype=torch.float64, device=draw_device(g, dev)).to(dev) / d ** 0.5
-    y = (torch.rand(N, generator=g, dtype=torch.float64, device=draw_device(g, dev)).to(dev) < 0.5).to(torch.float64)
+    X = draw(torch.randn, N, d, generator=g, dtype=torch.float64, device=dev) / d ** 0.5
+    y = (draw(torch.rand, N, generator=g, dtype=torch.float64, device=dev) < 0.5).to(torch.float64)
     net = models.TwoLayerNet.init(E, m, d, act="relu", generator=g, device=dev)
     out = {"E": E, "m": m, "d": d, "N": N, "batch": batch, "epochs": epochs, "device": str(dev),
            "gemm_gflops": round(rate, 2), "gemm_bound_seconds": round(bound, 3),

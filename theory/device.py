@@ -62,6 +62,13 @@ def draw_device(generator: torch.Generator | None, target=None):
     return generator.device if generator is not None else target
 
 
+def draw(sample, *args, generator: torch.Generator | None, device=None, **kwargs) -> torch.Tensor:
+    """``sample(*args, generator=generator, **kwargs)`` for a torch random function (``torch.randn``, ``torch.randint``,
+    ...), made on the generator's device (:func:`draw_device`) and moved to ``device``: the same numbers for a given
+    generator, whatever ``device`` is."""
+    return sample(*args, generator=generator, device=draw_device(generator, device), **kwargs).to(device)
+
+
 def generator(seed: int, device: torch.device | None = None) -> torch.Generator:
     """A seeded torch.Generator on the given (or policy) device."""
     dev = device or get_device()

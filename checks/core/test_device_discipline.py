@@ -5,8 +5,8 @@ tensor and fails with a CUDA generator ("Expected a 'cpu' device type for genera
 the full profile failed 100 tests this way, and a CPU run cannot see it. So the rule is checked on the source:
 
 - every ``torch.<random>(..., generator=g)`` in ``theory/``, ``fixtures/`` and the paper checks names its device:
-  ``device=g.device``, or in shared code ``device=draw_device(g, target)`` followed by ``.to(target)``
-  (:func:`theory.device.draw_device`), or ``"cpu"`` with an explicit CPU generator;
+  ``device=g.device``, or ``"cpu"`` with an explicit CPU generator; shared code that draws for a target device
+  calls :func:`theory.device.draw` (made on the generator's device, then moved to the target);
 - ``.numpy()`` only after ``.cpu()`` (a CUDA tensor has no ``.numpy()``);
 - in the shared code (``theory/sim``, ``theory/papers``, ``fixtures``) every fresh allocation
   (``torch.zeros/ones/eye/arange/linspace/full/empty/tensor``) names its device (or passes ``**opts`` that do): a
@@ -21,7 +21,7 @@ import pathlib
 import pytest
 import torch
 
-from theory.device import draw_device
+from theory.device import draw, draw_device
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = ("theory", "fixtures", "checks/bantzis2025", "checks/kou2023", "checks/wang2024", "checks/zhu2022",
@@ -106,7 +106,7 @@ def test_draw_device_follows_the_generator():
     g = torch.Generator().manual_seed(0)
     assert draw_device(g, "cuda") == torch.device("cpu")  # the draw is made where the generator lives, then moved
     assert draw_device(None, "cpu") == "cpu"
-    x = torch.randn(4, generator=g, device=draw_device(g, "cpu")).to("cpu")
+    x = draw(torch.randn, 4, generator=g, device="cpu")
     g.manual_seed(0)
     assert torch.equal(x, torch.randn(4, generator=g, device="cpu"))  # same stream as a plain CPU draw: CPU results unchanged
 
@@ -114,5 +114,5 @@ def test_draw_device_follows_the_generator():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: a CUDA generator drawing for a CPU target")
 def test_cuda_generator_draws_for_a_cpu_target():
     g = torch.Generator(device="cuda").manual_seed(0)
-    x = torch.randn(4, generator=g, device=draw_device(g, "cpu")).to("cpu")
+    x = draw(torch.randn, 4, generator=g, device="cpu")
     assert x.device.type == "cpu"

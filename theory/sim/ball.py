@@ -3,7 +3,7 @@ the ε-ball around x, catalog ``zhu2022/def-1``) and the random restarts of Wang
 from __future__ import annotations
 
 import torch
-from ..device import draw_device
+from ..device import draw
 
 
 def sample_ball(shape, d: int, eps: float, *, generator=None, dtype=torch.float64, device=None) -> torch.Tensor:
@@ -13,6 +13,6 @@ def sample_ball(shape, d: int, eps: float, *, generator=None, dtype=torch.float6
         raise ValueError(f"radius eps must be positive, got {eps!r}")
     if not (isinstance(d, int) and d >= 1):
         raise ValueError(f"dimension d must be a positive integer, got {d!r}")
-    g = torch.randn(*shape, d, generator=generator, dtype=dtype, device=draw_device(generator, device)).to(device)
-    r = torch.rand(*shape, 1, generator=generator, dtype=dtype, device=draw_device(generator, device)).to(device) ** (1.0 / d)
+    g = draw(torch.randn, *shape, d, generator=generator, dtype=dtype, device=device)
+    r = draw(torch.rand, *shape, 1, generator=generator, dtype=dtype, device=device) ** (1.0 / d)
     return eps * r * g / g.norm(dim=-1, keepdim=True)

@@ -22,7 +22,7 @@ from typing import Callable
 
 import torch
 from torch.func import jacrev, jvp, vjp, vmap
-from ..device import draw_device
+from ..device import draw
 
 METHODS = ("lanczos", "power", "exact")
 
@@ -81,7 +81,7 @@ def lanczos_top_eig(matvec: Callable[[torch.Tensor], torch.Tensor], n: int, N: i
     Returns (eigenvalues (N,), iterations used (N,)).
     """
     k_max = n if max_iter is None else min(n, max_iter)
-    q = torch.randn(N, n, dtype=dtype, device=draw_device(generator, device), generator=generator).to(device)
+    q = draw(torch.randn, N, n, dtype=dtype, generator=generator, device=device)
     q = q / q.norm(dim=-1, keepdim=True)
     cap = min(k_max + 1, 64)  # Krylov basis storage grows by doubling (k_max + 1 rows can be GBs)
     Q = torch.empty(N, cap, n, dtype=dtype, device=device)
@@ -156,7 +156,7 @@ def _power(f, X, *, tol: float, max_iter: int, generator):
     """Wang et al. Algorithm 2: per-sample power iteration with jvp/vjp, stop on relative change < tol."""
     out, iters = [], []
     for x in X:
-        u = torch.rand(x.shape, dtype=X.dtype, device=draw_device(generator, X.device), generator=generator).to(X.device)
+        u = draw(torch.rand, x.shape, dtype=X.dtype, generator=generator, device=X.device)
         u = u / u.norm()
         old = None
         for i in range(1, max_iter + 1):

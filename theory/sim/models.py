@@ -21,7 +21,7 @@ import torch
 
 from ..device import DEFAULT_DTYPE, get_device
 from . import activations as acts
-from ..device import draw_device
+from ..device import draw
 
 
 def _positive_int(name: str, v) -> int:
@@ -69,8 +69,8 @@ class TwoLayerNet:
         E, m, d = (_positive_int(k, v) for k, v in (("E", E), ("width m", m), ("input dim d", d)))
         dev = device or get_device()
         std = m ** (-(0.5 + q))
-        W = torch.randn(E, m, d, generator=generator, dtype=dtype, device=draw_device(generator, dev)).to(dev) * std
-        signs = torch.randint(0, 2, (E, m), generator=generator, device=draw_device(generator, dev)).to(dev).to(dtype) * 2 - 1
+        W = draw(torch.randn, E, m, d, generator=generator, dtype=dtype, device=dev) * std
+        signs = draw(torch.randint, 0, 2, (E, m), generator=generator, device=dev).to(dtype) * 2 - 1
         act = acts.get(act, grad_at_zero=1.0) if isinstance(act, str) else act
         return cls(W, signs / math.sqrt(m), act)
 
@@ -111,7 +111,7 @@ class TwoClassNet:
         if not sigma0 > 0:
             raise ValueError(f"sigma0 must be positive, got {sigma0!r}")
         dev = device or get_device()
-        W = torch.randn(E, 2, m, d, generator=generator, dtype=dtype, device=draw_device(generator, dev)).to(dev) * sigma0
+        W = draw(torch.randn, E, 2, m, d, generator=generator, dtype=dtype, device=dev) * sigma0
         a = acts.get(act, gamma=gamma, grad_at_zero=1.0) if isinstance(act, str) else act
         return cls(W, a)
 
@@ -172,7 +172,7 @@ class DeepMLP:
         dev = device or get_device()
         ws = []
         for l in range(L):
-            w = torch.randn(E, dims[l + 1], dims[l], generator=generator, dtype=dtype, device=draw_device(generator, dev)).to(dev)
+            w = draw(torch.randn, E, dims[l + 1], dims[l], generator=generator, dtype=dtype, device=dev)
             ws.append(w if ntk else w * stds[l])
         a = acts.get(act, grad_at_zero=grad_at_zero) if isinstance(act, str) else act
         return cls(ws, a, float(alpha), stds if ntk else [])

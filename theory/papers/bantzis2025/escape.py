@@ -12,7 +12,7 @@ import itertools
 import torch
 
 from . import localized as loc
-from ...device import draw_device
+from ...device import draw
 
 
 def interior_escape_directions(X: torch.Tensor, G: torch.Tensor, margin: float = 1e-6):
@@ -62,8 +62,8 @@ def gaussian_with_interior_direction(N: int, d: int, *, generator, dtype=torch.f
     all. Checks that need a classical escape direction therefore condition on it: the draws are seeded
     and counted, and the first draw is kept whenever it qualifies (same data as an unconditioned draw)."""
     for draws in range(1, max_draws + 1):
-        X = torch.randn(N, d, generator=generator, dtype=dtype, device=draw_device(generator, device)).to(device)
-        G = torch.randn(N, generator=generator, dtype=dtype, device=draw_device(generator, device)).to(device)
+        X = draw(torch.randn, N, d, generator=generator, dtype=dtype, device=device)
+        G = draw(torch.randn, N, generator=generator, dtype=dtype, device=device)
         dirs = interior_escape_directions(X, G)
         if dirs:
             return X, G, dirs, draws

@@ -18,7 +18,7 @@ import math
 import numpy as np
 import sympy as sp
 import torch
-from ...device import draw_device
+from ...device import draw
 
 
 def exact_data():
@@ -227,8 +227,8 @@ def low_rank_search(X: torch.Tensor, G: torch.Tensor, depth: int, width: int, *,
     dims = [X.shape[1]] + [width] * (depth - 1) + [1]
     fac = []
     for l in range(depth):
-        a = torch.randn(restarts, dims[l + 1], rank, generator=generator, dtype=X.dtype, device=draw_device(generator, X.device)).to(X.device)
-        b = torch.randn(restarts, dims[l], rank, generator=generator, dtype=X.dtype, device=draw_device(generator, X.device)).to(X.device)
+        a = draw(torch.randn, restarts, dims[l + 1], rank, generator=generator, dtype=X.dtype, device=X.device)
+        b = draw(torch.randn, restarts, dims[l], rank, generator=generator, dtype=X.dtype, device=X.device)
         fac += [a.requires_grad_(True), b.requires_grad_(True)]
     opt = torch.optim.Adam(fac, lr=lr)
 

@@ -17,7 +17,7 @@ from typing import Sequence
 import torch
 
 from theory.sim import activations, models
-from ...device import draw_device
+from ...device import draw
 
 RELU0 = activations.get("relu", grad_at_zero=0.0)
 
@@ -84,7 +84,7 @@ def random_sphere(E: int, dims: Sequence[int], *, balanced: bool = True, generat
     """Random θ on ‖θ‖² = L: i.i.d. N(0,1) weights, each layer scaled to ‖W_ℓ‖_F = 1
     (``balanced``, OPT-SPEED's default) or the whole θ rescaled."""
     L = len(dims) - 1
-    ws = [torch.randn(E, dims[l + 1], dims[l], generator=generator, dtype=dtype, device=draw_device(generator, device)).to(device) for l in range(L)]
+    ws = [draw(torch.randn, E, dims[l + 1], dims[l], generator=generator, dtype=dtype, device=device) for l in range(L)]
     if balanced:
         return [w / _bcast(w.reshape(E, -1).norm(dim=1), w) for w in ws]
     return to_sphere(ws)

@@ -20,7 +20,7 @@ import math
 import torch
 
 from theory.device import DEFAULT_DTYPE
-from ...device import draw_device
+from ...device import draw
 
 PSI2_HALF = 0.5 / math.sqrt(math.log(2.0))  # ‖±½‖_{ψ₂}: E exp(¼/t²) = 2 ⇔ t = ½/√ln 2
 
@@ -53,7 +53,7 @@ def a1_failures(X: torch.Tensor, m: int, draws: int, delta: float, sigma0: float
     done = 0
     while done < draws:
         E = min(chunk, draws - done)
-        W = sigma0 * torch.randn(E, 2 * m, d, generator=generator, dtype=X.dtype, device=draw_device(generator, X.device)).to(X.device)
+        W = sigma0 * draw(torch.randn, E, 2 * m, d, generator=generator, dtype=X.dtype, device=X.device)
         q = (W * W).sum(-1) / (sigma0 ** 2 * d)  # (E, 2m)
         ip = (W @ X.T).abs().flatten(1).max(1).values / thr
         nf.append(((q < lo) | (q > hi)).any(1))
@@ -79,7 +79,7 @@ def a2_failures(G: torch.Tensor, y: torch.Tensor, m: int, draws: int, *, generat
     done = 0
     while done < draws:
         E = min(chunk, draws - done)
-        Z = torch.randn(E, 2, m, n, generator=generator, dtype=G.dtype, device=draw_device(generator, G.device)).to(G.device) @ L.T
+        Z = draw(torch.randn, E, 2, m, n, generator=generator, dtype=G.dtype, device=G.device) @ L.T
         own = torch.where(y > 0, Z[:, 0], Z[:, 1])  # (E, m, n)
         S = (own > 0).sum(1)  # (E, n)
         out.append(((S < lo * m) | (S > hi * m)).any(1))
@@ -99,7 +99,7 @@ def h3_norms(m: int, n: int, draws: int, *, generator=None, dtype=DEFAULT_DTYPE,
     done = 0
     while done < draws:
         E = min(chunk, draws - done)
-        A = (torch.randint(0, 2, (E, m, n), generator=generator, device=draw_device(generator, device)).to(device).to(dtype) - 0.5)
+        A = (draw(torch.randint, 0, 2, (E, m, n), generator=generator, device=device).to(dtype) - 0.5)
         small = A.transpose(-1, -2) @ A if n <= m else A @ A.transpose(-1, -2)
         out.append(torch.linalg.eigvalsh(small)[..., -1].clamp_min(0).sqrt())
         done += E

@@ -40,7 +40,7 @@ from fixtures import data as fdata
 from theory.device import DEFAULT_DTYPE, get_device
 from theory.papers.kou2023.stable_rank import srank_and_norm_from_gram
 from theory.sim import losses, models, train
-from ...device import draw_device
+from ...device import draw
 
 ACTIVATIONS = ("leaky_relu", "relu")
 DATA_KINDS = ("G", "O", "N", "P", "D")
@@ -229,7 +229,7 @@ def make_net(cfg: KouConfig, data: KouData, generator: torch.Generator | None = 
             ok = torch.as_tensor(init_events(cfg, data, net.W, s0.cpu().numpy())["ok"], device=net.W.device)
             if bool(ok.all()):
                 break
-            fresh = torch.randn(net.W.shape, generator=generator, dtype=net.W.dtype, device=draw_device(generator, net.W.device)).to(net.W.device)
+            fresh = draw(torch.randn, net.W.shape, generator=generator, dtype=net.W.dtype, device=net.W.device)
             net.W = torch.where(ok.view(-1, 1, 1, 1), net.W, fresh * s0.view(-1, 1, 1, 1))
         else:
             raise RuntimeError(f"no initialization on the events of Lemmas A.1/A.2 within {max_draws} draws "

@@ -9,7 +9,7 @@ Works on explicit Jacobians J (N, k, d) — the core's jvp/vjp version is
 from __future__ import annotations
 
 import torch
-from ...device import draw_device
+from ...device import draw
 
 
 def power_iteration(J: torch.Tensor, *, tol: float = 1e-6, max_iter: int = 10_000,
@@ -18,7 +18,7 @@ def power_iteration(J: torch.Tensor, *, tol: float = 1e-6, max_iter: int = 10_00
     if J.dim() != 3:
         raise ValueError(f"J must be (N, k, d), got {tuple(J.shape)}")
     N, k, d = J.shape
-    u = torch.rand(N, d, dtype=J.dtype, generator=generator, device=draw_device(generator, J.device)).to(J.device)
+    u = draw(torch.rand, N, d, dtype=J.dtype, generator=generator, device=J.device)
     u = u / u.norm(dim=-1, keepdim=True)
     s_old = torch.zeros(N, dtype=J.dtype, device=J.device)
     s = torch.zeros(N, dtype=J.dtype, device=J.device)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from scipy import stats as st
-from ...device import draw_device
+from ...device import draw
 
 
 def lemma1_samples(N: int, h1: torch.Tensor, h2: torch.Tensor, sigma: float, *, generator=None):
@@ -18,10 +18,10 @@ def lemma1_samples(N: int, h1: torch.Tensor, h2: torch.Tensor, sigma: float, *, 
     if float(h1.norm()) == 0 or float(h2.norm()) == 0:
         raise ValueError("Lemma 1 needs non-zero h1 and h2")
     p = h1.numel()
-    w = torch.randn(N, p, generator=generator, dtype=h1.dtype, device=draw_device(generator, h1.device)).to(h1.device) * sigma
+    w = draw(torch.randn, N, p, generator=generator, dtype=h1.dtype, device=h1.device) * sigma
     X = (w @ h1 * (w @ h2 > 0)) ** 2
-    w2 = torch.randn(N, p, generator=generator, dtype=h1.dtype, device=draw_device(generator, h1.device)).to(h1.device) * sigma
-    s = torch.randint(0, 2, (N,), generator=generator, device=draw_device(generator, h1.device)).to(h1.device).to(h1.dtype)
+    w2 = draw(torch.randn, N, p, generator=generator, dtype=h1.dtype, device=h1.device) * sigma
+    s = draw(torch.randint, 0, 2, (N,), generator=generator, device=h1.device).to(h1.dtype)
     return X, s * (w2 @ h1) ** 2
 
 
@@ -29,7 +29,7 @@ def lemma2_samples(N: int, q: int, h1: torch.Tensor, h2: torch.Tensor, *, var: f
                    generator=None) -> torch.Tensor:
     """T = ‖v‖² / (β² ‖h₁‖²) with β² = ``var`` (default 2/q, then T = q‖v‖²/(2‖h₁‖²)), N samples."""
     var = 2.0 / q if var is None else var
-    W = torch.randn(N, q, h1.numel(), generator=generator, dtype=h1.dtype, device=draw_device(generator, h1.device)).to(h1.device) * var ** 0.5
+    W = draw(torch.randn, N, q, h1.numel(), generator=generator, dtype=h1.dtype, device=h1.device) * var ** 0.5
     v = (W @ h1) * (W @ h2 > 0)
     return (v ** 2).sum(-1) / (var * float(h1 @ h1))
 
