@@ -27,7 +27,9 @@ from theory.papers.zhu2022 import schemes
 from theory.stats import fit_power
 
 TREND_ALPHA = 0.01  # family-wise false-alarm rate of each group of trend tests (Bonferroni inside the group)
-RATIO_ALPHA = 0.01  # family-wise level of the Welch lower bounds of dev(m)/dev(m_fit) (Bonferroni over the rows)
+RATIO_ALPHA = 1e-3  # family-wise level of the Welch lower bounds of dev(m)/dev(m_fit) (Bonferroni over the rows):
+# the finding sits ~10^200 beyond them and the flat control's bound stays ≤ 0.86 (seeds 39–67 at 0.01), so the lower
+# level costs no power
 
 
 def _cells(ctx):
@@ -407,7 +409,7 @@ def _welch_less(a, b):
 
 
 def _ratio_rows(agg, s, L, ms, nrows):
-    """Rows comparing dev(m) with dev(m_fit = ms[0]) for m in ms[1:]: Welch lower 99% (Bonferroni over nrows) bound of
+    """Rows comparing dev(m) with dev(m_fit = ms[0]) for m in ms[1:]: Welch lower 1 − RATIO_ALPHA (Bonferroni over nrows) bound of
     log dev(m)/dev(m_fit) minus the log of the predicted ratio g(m)/g(m_fit)."""
     out = []
     a0 = agg[(s, L, ms[0])]
@@ -420,7 +422,7 @@ def _ratio_rows(agg, s, L, ms, nrows):
         pred = a["log_shape4"] - a0["log_shape4"]  # log of g(m)/g(m_fit); g underflows for m ≫ L³
         out.append({"scheme": s, "L": L, "m_fit": ms[0], "m": m, "dev(m_fit)": a0["dev"], "dev(m)": a["dev"],
                     "log10 predicted dev(m)/dev(m_fit)": pred / math.log(10), "measured dev(m)/dev(m_fit)": math.exp(d_),
-                    "log10 lower 99% bound of measured/predicted": (lo - pred) / math.log(10), "_lo": lo, "_pred": pred})
+                    "log10 lower 99.9% bound of measured/predicted": (lo - pred) / math.log(10), "_lo": lo, "_pred": pred})
     return out
 
 
@@ -438,7 +440,7 @@ def test_lemma4_deviation_decay(ctx, record):
     and compare at the larger admissible widths: the shape requires dev(m)/dev(m_fit) ≤ g(m)/g(m_fit). Admissible: the
     range of the Allen-Zhu–Li–Song lemmas the proof borrows, m ≥ L³ ln m (lazy.within_borrowed_lemmas); the same
     comparison on cells below it is reported apart (reading "outside-hypotheses"), never counted. Refuted where the
-    lower 99% (Bonferroni over the rows) confidence bound of dev(m)/dev(m_fit) (Welch interval on log dev over seeds)
+    lower 99.9% (Bonferroni over the rows) confidence bound of dev(m)/dev(m_fit) (Welch interval on log dev over seeds)
     exceeds g(m)/g(m_fit); the size is pinned: by a factor ≥ 10^20. Control (plain assert): the same procedure
     accepts a width-independent shape."""
     agg = _lazy_sweep_checked(ctx, record)
@@ -470,11 +472,11 @@ def test_lemma4_deviation_decay(ctx, record):
                                     "admissible widths per (init, L)": {f"{g[0]} L={g[1]}": ms for g, ms in inside.items()},
                                     "control: max lower bound of dev(m)/dev(m_fit) (flat shape accepted if <= 1)": math.exp(min(flat_lo, 700.0))},
            config={**fz.LAZY, "cells": _cells(ctx), "admissible": "m >= L^3 ln m"},
-           tightness="log10 of the max over admissible rows of the lower 99% bound of (measured dev ratio)/(predicted g ratio); > 0 refutes",
+           tightness="log10 of the max over admissible rows of the lower 99.9% bound of (measured dev ratio)/(predicted g ratio); > 0 refutes",
            finding=("" if lem4_ok else
                     f"On lazy runs (rel. weight change ≤ 0.1) inside the borrowed lemmas' range m ≥ L³ ln m, the deviation term "
                     f"decays far more slowly in m than e^(-m²/((m+1)L³)): the measured ratio dev(m)/dev(m_fit) exceeds the "
-                    f"predicted one by a factor of at least 10^{worst_lo / math.log(10):.1f} (99% bound); measured ratios lie in "
+                    f"predicted one by a factor of at least 10^{worst_lo / math.log(10):.1f} (99.9% bound); measured ratios lie in "
                     f"[{min(meas):.2f}, {max(meas):.2f}]; dev ∝ m^slope at L=2 with slopes {slopes}. Reconstruction: the "
                     "statement line is illegible, the shape is Eq. (10). Hypothesis status of these runs: unknown (the "
                     "proof's ω range and the borrowed lemmas' events carry unspecified constants)."))
@@ -485,7 +487,7 @@ def test_lemma4_deviation_decay(ctx, record):
     record("not-applicable", reading="outside-hypotheses", table=out_rows, config={"below": "m < L^3 ln m"},
            note=("the same comparison where m_fit or m lies below the borrowed lemmas' range m ≥ L³ ln m (reported, not "
                  "counted): log10 lower bounds of measured/predicted " +
-                 ", ".join(f"{r['scheme']} L={r['L']} m={r['m']}: {r['log10 lower 99% bound of measured/predicted']:+.1f}"
+                 ", ".join(f"{r['scheme']} L={r['L']} m={r['m']}: {r['log10 lower 99.9% bound of measured/predicted']:+.1f}"
                            for r in out_rows)))
     assert flat_lo <= 0.0, "control: the check must accept a width-independent deviation"
     assert lem4_ok or worst_lo / math.log(10) >= LEM4_MIN_LOG10, f"finding size 10^{worst_lo / math.log(10):.1f} below 10^20"
@@ -524,7 +526,8 @@ def test_width_tradeoff_information(ctx, record):
     inside = sum(t["both widths m >= L^3 ln m"] for t in tests)
     record("not-applicable", reading="reconstructed", observed=max(t["measured dev ratio"] for t in tests), bound=None,
            ratio=None, table=tests, config={"alpha (family)": TREND_ALPHA, "per test": lvl},
-           false_alarm=TREND_ALPHA,  # the planted control: len(tests) one-sided Welch tests at TREND_ALPHA/len(tests)
+           # no false_alarm: the planted control is the a0 sample shifted up by the shape's rise (> 0 at argmax g), so
+           # its one-sided Welch p of 'falls' is > 1/2 on every draw; it can fail only if the test's direction is wrong
            tightness="measured dev(argmax g)/dev(smallest m) beside the shape's ratio (information)",
            note=(f"upper-bound shape, not a prediction: the measured deviation falls (one-sided Welch, family-wise "
                  f"{TREND_ALPHA}) in {len(falls)}/{len(tests)} (init, L) where the shape rises; {inside}/{len(tests)} of these "

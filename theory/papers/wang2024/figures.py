@@ -352,7 +352,7 @@ def stratified_kendall(x, y, strata, *, n_perm: int, seed: int, alpha: float = 0
 def kendall_permutation(x, y, *, n_perm: int, seed: int, alternative: str = "greater"):
     """Kendall S = Σ_{i<j} sign(x_i − x_j)·sign(y_i − y_j) of one line (ties allowed) and its one-sided permutation
     p-value (``greater``: H1 S > 0; ``less``: H1 S < 0), p = (1 + #{perm: S_perm as extreme})/(1 + n_perm).
-    Vectorized over permutations. Returns (tau_b from scipy, p)."""
+    Vectorized over permutations, in blocks of bounded memory. Returns (tau_b from scipy, p)."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     if x.shape != y.shape or x.size < 3 or n_perm < 1:
         raise ValueError("kendall_permutation needs ≥3 paired points and n_perm ≥ 1")
@@ -362,7 +362,8 @@ def kendall_permutation(x, y, *, n_perm: int, seed: int, alternative: str = "gre
     obs = float((sx * np.sign(y[:, None] - y[None, :])).sum()) / 2
     rng = np.random.default_rng(seed)
     P = np.argsort(rng.random((n_perm, x.size)), axis=1)
-    yp = y[P]  # (n_perm, n)
-    S = (sx[None] * np.sign(yp[:, :, None] - yp[:, None, :])).sum((1, 2)) / 2
+    chunk = max(1, 2 ** 22 // x.size ** 2)  # permutations per block: (chunk, n, n) stays ≤ 32 MiB
+    S = np.concatenate([(sx[None] * np.sign(yp[:, :, None] - yp[:, None, :])).sum((1, 2)) / 2
+                        for yp in (y[P[i:i + chunk]] for i in range(0, n_perm, chunk))])
     hits = (S >= obs - 1e-9) if alternative == "greater" else (S <= obs + 1e-9)
     return float(st.kendalltau(x, y).statistic), float((1 + hits.sum()) / (1 + n_perm))
