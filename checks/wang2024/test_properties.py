@@ -308,6 +308,13 @@ def test_prop1_relu_rises_early_then_flattens(record, ctx):
     rs = pr.rise_shape(ramp, eta)
     assert rs["k95"] == k95 and math.isclose(rs["early"], k95 / steps, rel_tol=1e-12) and rs["down"] == 0.0 \
         and math.isclose(rs["rise"], 1.0, rel_tol=1e-12), f"pr.rise_shape on a ramp: {rs}"
+    # the post-peak decline is a fraction of the rise: a ramp of height 3 that then falls linearly by 3c to the last
+    # step has decline/rise = c; c = 0.03 passes the reading's DECLINE = 0.05 and c = 0.06 fails it (alone: its late
+    # slope ratio c·K/(steps − K) = c stays under SATURATED = 0.1)
+    tail = torch.clamp((torch.arange(steps + 1, dtype=torch.float64) - K) / (steps - K), min=0.0)
+    fall = {c: pr.rise_shape(3 * ramp - 3 * c * tail, eta) for c in (0.03, 0.06)}
+    assert all(math.isclose(fall[c]["decline"], c, rel_tol=1e-9) for c in fall) and fall[0.03]["ok"] \
+        and not fall[0.06]["ok"], f"pr.rise_shape's post-peak decline: {fall}"
     record("holds" if rejected else "violated", role="companion", observed=sum(w["ok"] for w in wrong.values()),
            bound=0, config=cfg, table=[{"wrong version": k, "accepted": w["ok"], "decreases/rise": w["down"],
                                         "late/max slope": w["slope_ratio"]} for k, w in wrong.items()],
