@@ -160,8 +160,26 @@ def test_decomposition_check_rejects_perturbed_identity(record, ctx):
     assert rejected
 
 
-def _depth_chain(name, ctx, gen, depths, width, R, T):
+def _riemannian_step_error(X, G, L, width, gen, eta=0.3):
+    """One OPT-SPEED step (production, lr = [η]) from four random sphere points against the step written here on the
+    flattened θ: g_T = g − ⟨g,θ⟩θ/‖θ‖², θ' = √L (θ − η g_T)/‖θ − η g_T‖ (g by autograd of L0). A large η makes the
+    step's second-order terms visible (a radial part left in g_T changes θ' at O(η²)). Max relative difference."""
+    dims = [X.shape[1]] + [width] * (L - 1) + [loc.check_data(X, G).shape[1]]
+    params = loc.random_sphere(4, dims, balanced=True, generator=gen, dtype=X.dtype, device=X.device)
+    out = torch.cat([w.reshape(4, -1) for w in O.opt_speed(X, G, L, init=params, lr=np.array([eta])).params], 1)
+    th = [w.detach().clone().requires_grad_(True) for w in params]
+    g = torch.cat([a.reshape(4, -1) for a in torch.autograd.grad(loc.localized_loss(th, X, G).sum(), th)], 1)
+    t = torch.cat([w.detach().reshape(4, -1) for w in params], 1)
+    v = t - eta * (g - ((g * t).sum(1) / (t * t).sum(1))[:, None] * t)
+    ref = math.sqrt(L) * v / v.norm(dim=1, keepdim=True)
+    return float(((out - ref).norm(dim=1) / ref.norm(dim=1)).max())
+
+
+def _depth_chain(name, ctx, gen, depths, width, R, T, step_gen):
     X, G = dataset(name, ctx)
+    # the production step against the Riemannian step written in _riemannian_step_error (float64 rounding: 1e-12)
+    step_err = _riemannian_step_error(X, G, 3, width, step_gen)
+    assert step_err <= 1e-12, f"OPT-SPEED's step differs from the projected-gradient step: {step_err:.3g} (relative)"
     s2, _, n_cand = ex.exact_s2_enumerated(X, G)    # exact s*(2) (F6), activation-pattern enumeration
     # cross-check: an independent search (angle sweep / random directions + Nelder–Mead) only finds achieved
     # values, so it can never exceed the exact maximum (1e-12: float rounding of the two evaluations)
@@ -210,7 +228,8 @@ def test_optimal_speed_non_decreasing_in_depth(record, ctx, name):
     R, T = ctx.pick(quick=24 if name == "circle" else 12, full=4096), ctx.pick(quick=600 if name == "circle" else 400,
                                                                               full=5000)
     gen = record.generator({"dataset": name, "width": width})
-    X, G, s2, cold, chain, rows, _ = _depth_chain(name, ctx, gen, depths, width, R, T)
+    X, G, s2, cold, chain, rows, _ = _depth_chain(name, ctx, gen, depths, width, R, T,
+                                                  record.generator({"dataset": name, "pin": "one step"}))
     U = ex.lipschitz_bound(X, G)
     # (a) s*(2) is exact (every candidate of the enumeration is a sphere point and the maximizer is one of
     # them), so no certified lower bound may exceed it (1e-9: float rounding of the solver's last step);
