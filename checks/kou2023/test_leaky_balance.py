@@ -211,6 +211,10 @@ def test_leaky_balance_c0l(c0l, record):
     # ---- Lemma B.2 explicit form (every step): min|ρ|/max|ρ| ≥ γR_min²/R_max² min_{s<t}|ℓ'| ------------
     b2 = float(hook.b2_ratio_until().min())
     okb = b2 >= 1 - EXACT
+    # the hook's B.2 ratio against the form written here, on a probe whose norms are not 1 (R_min = 0.5, R_max = 2:
+    # the run's data have R_min ≈ R_max ≈ 1, where a lost R_max⁻² or a swapped ratio would not show)
+    b2_pin = _b2_probe_error(cfg.gamma, run.data.X.dtype, run.data.X.device)
+    assert b2_pin <= 1e-12, f"StepBounds' B.2 ratio vs min|ρ|/max|ρ| ÷ (γ R_min²/R_max² min|ℓ'|): {b2_pin:.3g}"
     record(claim="kou2023/lem-B.2", verdict="holds" if okb else "violated", observed=b2, bound=1.0, evidence="identity",
            tightness="min over every step t ≥ 1 of lhs/rhs (≥ 1); slack factor of the explicit bound",
            config=cfgd, hypotheses=run.hyp, note="c₂ = c R_min²/R_max² with c = min_{s<t}|ℓ'| (the proof's c)")
@@ -218,6 +222,20 @@ def test_leaky_balance_c0l(c0l, record):
         fails.append(f"lem-B.2 ratio {b2}")
     _companions(cfg, run, record)
     assert not fails, fails
+
+
+def _b2_probe_error(g, dtype, device):
+    """Relative error of :class:`kd.StepBounds`' B.2 ratio at t = 1 on fixed inputs: ρ(1) with known extremes, ℓ'(0)
+    with known minimum, R_min = 0.5, R_max = 2. Expected: (min|ρ|/max|ρ|) / (γ (R_min/R_max)² min_i|ℓ'_i(0)|)."""
+    E, m, n = 1, 3, 4
+    rho = torch.arange(1, 1 + 2 * m * n, dtype=dtype, device=device).view(E, 2, m, n) * 0.1  # |ρ| from 0.1 to 2.4
+    dl = -torch.tensor([[0.5, 0.25, 0.4, 0.3]], dtype=dtype, device=device)
+    probe = kd.StepBounds(torch.ones(E, n, dtype=dtype, device=device), torch.ones(E, dtype=dtype, device=device),
+                          n, m, g, 0.5, 2.0)
+    probe(0, torch.zeros_like(rho), None, dl)
+    probe(1, rho, None, dl)
+    expected = (0.1 / 2.4) / (g * (0.5 / 2.0) ** 2 * 0.25)
+    return abs(float(probe.b2_ratio_until()[0]) - expected) / expected
 
 
 def _companions(cfg, run, record):
