@@ -74,6 +74,19 @@ def test_records_merged_into_results_json(tmp_path, workers):
 
 
 @pytest.mark.e2e
+def test_a_test_cut_off_in_its_call_is_incomplete_not_passed(tmp_path):
+    """An interrupt inside a test's call (SIGINT at .ci/gpu-full's deadline) leaves no call report: results.json must
+    say "incomplete" for that test, next to the tests that did finish."""
+    body = ("import pytest\n@pytest.mark.claim('kou2023/lem-5.2')\ndef test_a(record):\n"
+            "    record('holds', observed=0.0, bound=1.0)\n"
+            "@pytest.mark.claim('kou2023/lem-5.2')\ndef test_b():\n    raise KeyboardInterrupt\n")
+    _run(tmp_path, body)
+    doc = json.loads((tmp_path / "rep" / "results.json").read_text())
+    out = {k.split("::")[-1]: t["outcome"] for k, t in doc["run"]["tests"].items()}
+    assert out == {"test_a": "passed", "test_b": "incomplete"}, out
+
+
+@pytest.mark.e2e
 def test_collect_only_leaves_the_last_report_alone(tmp_path):
     """``--co`` runs no check: it must not replace an existing report with an empty one."""
     rep = tmp_path / "rep"
