@@ -454,13 +454,17 @@ def _pgd_vs_trs(record):
 
 
 def _pgd_vs_linear(gen):
-    """PGD on a linear model f(x) = wᵀx with ‖w‖ = 5 and half the labels against f, so that ‖∇ₓℓ‖ reaches ≈ 5 > 1:
-    the sup/inf over ‖ε‖ ≤ r are softplus(∓(s·f(x)) ± r‖w‖) written here in numpy, attained at the first-order start.
-    PGD's per-sample best must equal them (it may never exceed the sup: a start off the ball would)."""
+    """PGD on a linear model f(x) = wᵀx with ‖w‖ = 5 and half the labels against f, so that ‖∇ₓℓ‖ = 5σ(−s f) exceeds 1
+    on the misclassified points: the sup/inf over ‖ε‖ ≤ r are softplus(∓(s·f(x)) ± r‖w‖) written here in numpy,
+    attained at the first-order start. PGD's per-sample best must equal them (it may never exceed the sup: a start off
+    the ball would). Unit-norm x keep every softplus argument within ‖w‖(1 + r) ≤ 10, below the threshold 20 past which
+    torch's softplus returns its argument (an error up to e^{-20}), so numpy and torch evaluate the same function and
+    1e-12 relative covers the rounding of O(10) values."""
     N, d = 30, 4
     w = draw(torch.randn, d, generator=gen, dtype=torch.float64, device=gen.device).cpu()
     w = 5 * w / w.norm()
     X = draw(torch.randn, N, d, generator=gen, dtype=torch.float64, device=gen.device).cpu()
+    X = X / X.norm(dim=1, keepdim=True)
     y = (torch.arange(N) % 2).to(torch.float64)
     f = lambda Z: Z @ w
     sf = (2 * y.numpy() - 1) * (X.numpy() @ w.numpy())
