@@ -467,11 +467,12 @@ def _pgd_vs_linear(gen):
     X = X / X.norm(dim=1, keepdim=True)
     y = (torch.arange(N) % 2).to(torch.float64)
     f = lambda Z: Z @ w
-    sf = (2 * y.numpy() - 1) * (X.numpy() @ w.numpy())
+    Xn, wn = X.cpu().numpy(), w.cpu().numpy()
+    sf = (2 * y.cpu().numpy() - 1) * (Xn @ wn)
     worst = 0.0
     for sign in (1, -1):
-        pgd = adv.pgd_l2(f, X, y, _TRS_RADII, steps=20, restarts=2, sign=sign, generator=gen).numpy()
-        exact = np.logaddexp(0, -sf[None] + sign * np.asarray(_TRS_RADII)[:, None] * np.linalg.norm(w.numpy()))
+        pgd = adv.pgd_l2(f, X, y, _TRS_RADII, steps=20, restarts=2, sign=sign, generator=gen).cpu().numpy()
+        exact = np.logaddexp(0, -sf[None] + sign * np.asarray(_TRS_RADII)[:, None] * np.linalg.norm(wn))
         worst = max(worst, float(np.abs(pgd - exact).max() / np.abs(exact).max()))
     return worst
 
