@@ -160,7 +160,7 @@ def test_split_maps_match_the_network_layers(record):
     dims = [12, 10, 10, 10, 10, 4]
     L = len(dims) - 1
     net = models.DeepMLP.init(2, dims, stds="he", act="relu", generator=gen, dtype=torch.float64, device="cpu")
-    X = torch.randn(6, dims[0], generator=gen, dtype=torch.float64, device=gen.device)
+    X = torch.randn(6, dims[0], generator=gen, dtype=torch.float64, device=gen.device).cpu()  # beside the CPU net
     Jnet = jac.input_jacobian(net, X)  # (E, N, o, d)
     out = net(X)
     rel = lambda a, b: float((a - b).norm() / b.norm())
