@@ -157,3 +157,23 @@ def test_all_calls_stand_in_sees_every_call_and_trains_nothing():
         train.gd(nets[0], X, y, loss="bce", lr=0.1, steps=10)
     assert len(first) == 1
     assert train.gd.__module__ == "theory.sim.train"  # restored on exit
+
+
+@pytest.mark.skipif(plan.RssPeak.resident() is None, reason="no /proc/self/statm: resident memory not readable here")
+def test_rss_peak_sees_a_transient_allocation():
+    """A test that reaches no trainer gets a measured row (wall time, peak resident memory above its start) instead of
+    an estimate. The sampler sees a 256 MiB tensor that is written, held for 0.1 s and freed before ``stop``: the
+    peak lies within [0.75, 2]× of it (the tensor's pages are all touched; the rest is the interpreter's noise).
+    Companion: a sampler that only compares the resident memory at start and stop would see ≈ 0."""
+    import time
+
+    n = 256 << 20
+    rss = plan.RssPeak(every=0.002)
+    rss.start()
+    t = torch.ones(n // 8, dtype=torch.float64)
+    time.sleep(0.1)
+    del t
+    wall, peak = rss.stop()
+    assert wall >= 0.1 and peak is not None and 0.75 * n <= peak <= 2 * n, (wall, peak)
+    ends_only = (plan.RssPeak.resident() or 0) - rss.base
+    assert ends_only < 0.25 * n, ends_only  # the freed tensor is gone at stop: only sampling sees it

@@ -26,8 +26,11 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import signal
 import sys
+import threading
+import time
 from dataclasses import asdict, dataclass
 
 import pytest
@@ -143,11 +146,55 @@ def stand_in_trainers(sink: list, all_calls: bool = False):
             setattr(train, k, f)
 
 
+class RssPeak:
+    """Peak resident memory of this process while a test runs, sampled from /proc/self/statm every ``every`` s (Linux;
+    elsewhere ``peak`` stays None). A test that reaches no trainer has no estimate: the plan reports what it measured
+    instead, minus the resident memory at its start (CPU allocations only: a CUDA workspace is not seen)."""
+
+    def __init__(self, every: float = 0.005):
+        self.every, self.base, self.peak, self._stop, self._t = every, None, None, threading.Event(), None
+
+    @staticmethod
+    def resident() -> int | None:
+        try:
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError, AttributeError):
+            return None
+
+    def _loop(self):
+        while not self._stop.wait(self.every):
+            r = self.resident()
+            if r is not None:
+                self.peak = max(self.peak or 0, r)
+
+    def start(self):
+        self.base = self.peak = self.resident()
+        self._stop.clear()
+        if self.base is not None:
+            self._t = threading.Thread(target=self._loop, daemon=True)
+            self._t.start()
+        self.t0 = time.perf_counter()
+
+    def stop(self) -> tuple[float, int | None]:
+        """(wall seconds, peak resident bytes above the start or None)."""
+        wall = time.perf_counter() - self.t0
+        self._stop.set()
+        if self._t is not None:
+            self._t.join()
+            self._t = None
+        end = self.resident()
+        if self.peak is None or self.base is None:
+            return wall, None
+        return wall, max(self.peak, end or 0) - self.base
+
+
 class PlanPlugin:
     """pytest plugin of the plan: one row per test."""
 
     def __init__(self, seconds: float, all_calls: bool = False):
         self.seconds, self.all_calls, self.rows, self._sink = seconds, all_calls, [], []
+        self._rss = RssPeak()
 
     @staticmethod
     def _alarm(*_):
@@ -163,6 +210,7 @@ class PlanPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_call(self, item):
         self._sink.clear()
+        self._rss.start()
         if hasattr(signal, "SIGALRM"):
             signal.signal(signal.SIGALRM, self._alarm)
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
@@ -175,6 +223,9 @@ class PlanPlugin:
             return
         if hasattr(signal, "SIGALRM"):
             signal.setitimer(signal.ITIMER_REAL, 0)
+        wall, rss = self._rss.stop()
+        ran = (f"ran on the CPU for {wall:.1f} s, peak resident memory "
+               f"{'+' + fmt_bytes(rss) if rss is not None else 'not measured'} (measured, not estimated)")
         exc = call.excinfo
         if self._sink and self.all_calls:
             status = f"planned ({len(self._sink)} call{'s' if len(self._sink) > 1 else ''}" + (
@@ -188,13 +239,16 @@ class PlanPlugin:
         elif exc is not None and self.all_calls:
             status = (f"no trainer call of its own (its run may come from a cache an earlier test filled with a "
                       f"zero-step result); stopped by {exc.typename}: {str(exc.value)[:60]}")
+        elif exc is not None and exc.typename == "ClaimViolation":
+            status = f"no trainer; ended with its ClaimViolation (an expected failure's finding); {ran}"
         elif exc is not None:
-            status = f"error before a trainer: {exc.typename}: {str(exc.value)[:80]}"
+            status = f"error before a trainer: {exc.typename}: {str(exc.value)[:80]}; {ran}"
         else:
-            status = "no trainer (small)"
+            status = f"no trainer; {ran}"
         peak = max(self._sink, key=lambda e: e.bytes) if self._sink else None
         self.rows.append({"test": item.nodeid, "status": status, "estimate": asdict(peak) if peak else None,
-                          "calls": len(self._sink), "gflop_total": sum(e.gflop for e in self._sink)})
+                          "calls": len(self._sink), "gflop_total": sum(e.gflop for e in self._sink),
+                          "seconds": round(wall, 3), "rss_peak_bytes": rss})
 
 
 def fmt_bytes(b: float) -> str:
