@@ -127,7 +127,14 @@ def _slope_check(record, t, S, L, name, config, hyp):
               "loss(50) mean": float(L[-1, :, i].mean())} for i, g in enumerate(GAMMAS)]
     ser = {}
     for i, g in enumerate(GAMMAS):
-        ser.update(emp.bands(t, S[:, :, i], f"γ={g}" if g else "ReLU", plot=f"fig1-{name}"))
+        lab = f"γ={g}" if g else "ReLU"
+        ser.update(emp.bands(t, S[:, :, i], lab, plot=f"fig1-{name}"))
+        # the plotted band, written out here: seed mean ± 3 sample sd (n − 1) at every step, to 1e-12
+        Y = np.asarray(S[:, :, i], float)
+        mu = Y.sum(1) / Y.shape[1]
+        sd = np.sqrt(((Y - mu[:, None]) ** 2).sum(1) / (Y.shape[1] - 1))
+        for key, ref in ((f"{lab} −3sd", mu - 3 * sd), (f"{lab} +3sd", mu + 3 * sd), (f"{lab} mean", mu)):
+            assert np.allclose(ser[key]["y"], ref, rtol=1e-12, atol=1e-14), key
     return _ordering_record(
         record, name=name, levels_name="γ", lev=lev, values={"srank(50)": final, "area": area}, direction="down",
         extra_table=table, config=config, hyp=hyp, series=ser, covers=["(i) larger slope, lower stable rank"],
