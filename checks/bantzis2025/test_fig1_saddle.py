@@ -177,6 +177,15 @@ def test_plateau_criterion_rejects_steady_decline(record):
     good = C0 * (1 - 0.15 / (1 + np.exp(-(t - 2500) / 60)))
     accepted = S.escape_profile(good, t, C0, drop=0.05, plateau_factor=RATE_FACTOR)["plateau_then_escape"]
     rejected = not any(r["classified plateau then escape"] for r in rows)
+    # a curve that never drops 5 % below C0 (a decelerating 4 % decline): no escape, and the rates are read up to the
+    # last log (index n − 1): pre = mean of the first (n − 1) // 2 step rates, esc = the larger of the last two rates
+    flat = C0 * (1 - 0.04 * np.sqrt(t / 4000))
+    pf = S.escape_profile(flat, t, C0, drop=0.05, plateau_factor=RATE_FACTOR)
+    r_flat = np.abs(np.diff(flat)) / np.diff(t)
+    n_log = t.size
+    assert not pf["escaped"] and pf["esc"] == n_log - 1 and not pf["plateau_then_escape"], pf
+    assert math.isclose(pf["pre_rate"], r_flat[:(n_log - 1) // 2].mean(), rel_tol=1e-12) and math.isclose(
+        pf["esc_rate"], r_flat[n_log - 3:].max(), rel_tol=1e-12), pf
     record("holds" if rejected else "violated", role="companion",
            observed=min(r["plateau rate / escape rate"] for r in rows), bound=1 / RATE_FACTOR, table=rows,
            note=f"steady declines have plateau/escape rate ratio ≥ {min(r['plateau rate / escape rate'] for r in rows):.2f} "

@@ -225,6 +225,14 @@ def test_lemma8_conclusion_within_radii(ctx, record):
         dev_r, lmin_r, r19_r, r20_r, b19_r, b20_r = _lemma7_8_reference(X, W[0], a, H, alpha, s["Ra"], s["Rw"])
         assert math.isclose(mk["b19"], b19_r, rel_tol=1e-12) and math.isclose(mk["b20"], b20_r, rel_tol=1e-12), \
             "Lemma 8's Markov bounds (19)-(20) in tl differ from the reference"
+        # the run has β₁ = β₂ = 1, where β₂² = β₂³ and 1/β₁ = 1: the bounds are also pinned at β₁ = 0.7, β₂ = 1.9
+        n_, pb1, pb2 = X.shape[0], 0.7, 1.9
+        pb = tl.lemma8_markov_event(X, W[0], a[0], a, H, alpha, pb1, pb2, s["Ra"], s["Rw"])
+        cp = math.sqrt(8 / math.pi) * pb2
+        assert math.isclose(pb["b19"], n_ * m / alpha ** 2 * s["Ra"] * (s["Ra"] + cp), rel_tol=1e-12) and math.isclose(
+            pb["b20"], n_ * 4 * s["Rw"] * m / (alpha ** 2 * math.sqrt(2 * math.pi) * pb1) * (s["Ra"] * (s["Ra"] + cp)
+                                                                                           + pb2 ** 2), rel_tol=1e-12), \
+            "Lemma 8's Markov bounds (19)-(20) in tl differ from Eqs. (19)-(20) at β₁ = 0.7, β₂ = 1.9"
         Hp = H.clone()
         Hp[-1, :, 0, 1] += b20_r / 2
         Hp[-1, :, 1, 0] += b20_r / 2
