@@ -1179,3 +1179,73 @@ def test_width_trend_non_lazy(ctx, record):
                  "not refute: " + ", ".join(f"c={c}: slope {v['planted slope']:+.3f} [{v['planted lower']:+.3f}, "
                                               f"{v['planted upper']:+.3f}]" for c, v in fits.items())))
     assert planted_ok, fits
+
+
+@pytest.mark.claim("zhu2022/thm-3")
+@pytest.mark.claim("zhu2022/lem-8")
+@pytest.mark.claim("zhu2022/lem-9")
+@pytest.mark.claim("zhu2022/lem-10")
+def test_appendix_d_formulas_at_betas_other_than_one(record):
+    """Every run of Appendix D's two-layer checks uses β₁ = β₂ = 1 (and α = 1 in most), where β², β³ and 1/β all equal 1:
+    a β dropped or squared in tl would pass every run. Here each formula of tl that carries a β is evaluated at
+    β₁ = 0.7, β₂ = 1.9, α = 1.3, m = 50, n = 6, d = 4 and compared with the display it encodes, written out below in numpy
+    from Appendix D (λ₀ = mβ₂²κ₀/α²; R_w; R'_w, R'_a of Lemmas 9–10; t₁, t₂; the bound (25); the events of Lemmas 7, 9,
+    10 and of Theorem 3's proof), to 1e-12 relative (≤ 20 float64 operations; κ₀ from two eigen-solvers, 1e-12).
+    A consistency check of the code (evidence: identity), not evidence about the paper."""
+    b1, b2, alpha, m, n, d = 0.7, 1.9, 1.3, 50, 6, 4
+    g = record.generator({"betas": [b1, b2]}, claim="zhu2022/thm-3")
+    X = torch.randn(n, d, generator=g, dtype=torch.float64, device=g.device)
+    X = X / X.norm(dim=1, keepdim=True)
+    W0 = b1 * torch.randn(2, m, d, generator=g, dtype=torch.float64, device=g.device)
+    a0 = b2 * torch.randn(2, m, generator=g, dtype=torch.float64, device=g.device)
+    Xn = X.cpu().numpy()
+    kap0 = float(np.linalg.eigvalsh(k_reference(Xn))[0])
+    lam0 = m * b2 ** 2 * kap0 / alpha ** 2
+    Ra, r0, t = 0.03, 2.5, 0.4
+    ref = {
+        "lambda0": lam0,
+        "R_w": alpha ** 2 * lam0 * math.sqrt(2 * math.pi) * b1
+        / (32 * n ** 3 * m * (Ra * (Ra + math.sqrt(8 / math.pi) * b2) + b2 ** 2)),
+        "R'_w(t)": 2 * math.sqrt(n) * (math.sqrt(n) * b2 + Ra) * r0 / (alpha * lam0) * (1 - math.exp(-lam0 * t / 2)),
+        "R'_a(t)": 2 * math.sqrt(n) * (3 * b1 * math.sqrt(math.log(m * n ** 2)) + 0.02) * r0 / (alpha * lam0)
+        * (1 - math.exp(-lam0 * t / 2)),
+        "(25)": 1e-3 * m / alpha * (0.1 + math.sqrt(2 / math.pi) * n * b2)
+        * (0.2 + 4 * b1 * math.sqrt(d) + 2 * b1 * math.sqrt(math.log(n))),
+    }
+    Rw = ref["R_w"]
+    c1 = 2 * math.sqrt(n) * (math.sqrt(n) * b2 + Ra) * r0 / (alpha * lam0)
+    c2 = 2 * math.sqrt(n) * (3 * b1 * math.sqrt(math.log(m * n ** 2)) + Rw) * r0 / (alpha * lam0)
+    ref["t1"] = -2 / lam0 * math.log1p(-Rw / c1)  # log1p: R_w/c₁ is ~1e-4 here, log(1 − x) would lose 4 digits
+    ref["t2"] = -2 / lam0 * math.log1p(-Ra / c2)
+    Wn, an = W0.cpu().numpy(), a0.cpu().numpy()
+    ref["lemma 9 ratio"] = np.abs(an).max(-1) / (math.sqrt(n) * b2)
+    ref["lemma 10 ratio"] = np.abs(np.einsum("emd,id->emi", Wn, Xn)).max((-1, -2)) / (3 * b1 * math.sqrt(math.log(m * n * n)))
+    ref["thm 3 ratio a"] = np.abs(an).max(-1) / (math.sqrt(2 / math.pi) * n * b2)
+    ref["thm 3 ratio w"] = np.linalg.norm(Wn, axis=-1).max(-1) / (4 * b1 * math.sqrt(d) + 2 * b1 * math.sqrt(math.log(n)))
+    Hinf = m * b2 ** 2 / alpha ** 2 * k_reference(Xn)
+    H0 = Hinf + 0.1 * lam0 * np.eye(n)  # ‖H(0) − H^∞‖₂ = 0.1 λ₀, λ_min(H(0)) = 1.1 λ₀
+    ref["lemma 7 dev"], ref["lemma 7 lmin"] = 0.1, float(np.linalg.eigvalsh(H0)[0]) / lam0
+    got = {
+        "lambda0": tl.lambda0(X, m, alpha, b2),
+        "R_w": tl.R_w(lam0, alpha, n, m, b1, b2, Ra),
+        "R'_w(t)": float(tl.Rp_w(t, lam0, alpha, n, b2, Ra, r0)),
+        "R'_a(t)": float(tl.Rp_a(t, lam0, alpha, n, m, b1, 0.02, r0)),
+        "(25)": tl.eq25_bound(1e-3, m, alpha, n, d, b1, b2, 0.1, 0.2),
+        "t1": tl.t1(lam0, alpha, n, b2, Ra, Rw, r0),
+        "t2": tl.t2(lam0, alpha, n, m, b1, Ra, Rw, r0),
+        "lemma 9 ratio": tl.lemma9_event(a0, n, b2)["ratio"].cpu().numpy(),
+        "lemma 10 ratio": tl.lemma10_event(W0, X, b1)["ratio"].cpu().numpy(),
+        "thm 3 ratio a": tl.thm3_init_events(a0, W0, n, b1, b2)["ratio_a"].cpu().numpy(),
+        "thm 3 ratio w": tl.thm3_init_events(a0, W0, n, b1, b2)["ratio_w"].cpu().numpy(),
+    }
+    e7 = tl.lemma7_event(torch.as_tensor(H0, device=X.device).unsqueeze(0), X, m, alpha, b2)
+    got["lemma 7 dev"], got["lemma 7 lmin"] = float(e7["dev"][0]), float(e7["lmin"][0])
+    rows = [{"formula": k, "tl": np.asarray(got[k]).tolist(), "reference": np.asarray(v).tolist(),
+             "rel. error": float(np.max(np.abs(np.asarray(got[k]) - v) / np.abs(v)))} for k, v in ref.items()]
+    worst = max(r["rel. error"] for r in rows)
+    ok = worst <= 1e-12
+    for claim in ("zhu2022/thm-3", "zhu2022/lem-8", "zhu2022/lem-9", "zhu2022/lem-10"):
+        record("holds" if ok else "violated", claim=claim, observed=worst, bound=1e-12, evidence="identity", table=rows,
+               config={"beta1": b1, "beta2": b2, "alpha": alpha, "m": m, "n": n, "d": d},
+               tightness="max relative error of tl's Appendix-D formulas against the displays, at β₁, β₂ ≠ 1")
+    assert ok, rows
