@@ -114,6 +114,13 @@ def test_hypothesis_report_and_stress(ctx, record):
         cdp.append(dat.stats.C_data)
     netp = ks.make_net(cfgp, dat, gen)
     hp = ks.hypotheses(cfgp, dat, netp.W, 0.1)
+    # D-P has ‖x_i‖ ≈ 28 (R_max ≠ 1, unlike C0's unit-norm data): the report's step-size and initialization constants
+    # against the definitions written out here, C_η = nm/(η R_max²), σ₀ limit = 1/(C R_max √log(mn/δ)) (ReLU: no γ)
+    rmax = float(np.linalg.norm(dat.X.cpu().numpy(), axis=1).max())
+    lg = math.sqrt(math.log(cfgp.m * cfgp.n / cfgp.delta))
+    for key, want in (("C_eta", cfgp.n * cfgp.m / (0.1 * rmax ** 2)), ("sigma0_limit", 1 / (ks.C_SIGMA_MIN * rmax * lg)),
+                      ("C_sigma", 1 / (cfgp.sigma0 * rmax * lg))):
+        assert math.isclose(hp[key], want, rel_tol=1e-12), (key, hp[key], want)
     med = float(np.median(cdp))
     # scale invariance of the adopted reading: X → 10X leaves R²-reading unchanged, R_max²-reading ×100
     Xs = ks.make_data(ks.C0_R.replace(data="N", d=400), ctx.generator("kou2023/def-B.2", "scale")).X

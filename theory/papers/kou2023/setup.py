@@ -285,8 +285,8 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
     n, m, d = cfg.n, cfg.m, cfg.d
     g = cfg.slope
     E = W0.shape[0]
-    eta = np.broadcast_to(np.asarray(torch.as_tensor(eta, device="cpu"), float), (E,))
-    s0 = np.broadcast_to(np.asarray(cfg.sigma0 if sigma0s is None else torch.as_tensor(sigma0s, device="cpu"), float), (E,))
+    eta = np.broadcast_to(np.asarray(torch.as_tensor(eta, dtype=torch.float64, device="cpu"), float), (E,))
+    s0 = np.broadcast_to(np.asarray(cfg.sigma0 if sigma0s is None else torch.as_tensor(sigma0s, dtype=torch.float64, device="cpu"), float), (E,))
     Z0 = W0 @ data.X.T.unsqueeze(0).unsqueeze(0)  # (E,2,m,n)
     beta = Z0.abs().flatten(1).max(1).values.cpu().numpy()  # (E,)
     S0 = active_at_init(Z0, data).sum(1).cpu().numpy()  # (E, n)
