@@ -296,6 +296,9 @@ def test_cocorrelation_range_and_extremes(record):
     one, zero = float(cc.linear_varrho(W_rank1, a)), float(cc.linear_varrho(W_perp, a))
     rho_all = cc.population(A, B, C)["varrho"]
     in_range = bool(((rho_all >= 0) & (rho_all <= 1)).all())
+    # plain lists are read in float64 (torch's default dtype is float32): the same ϱ from A, B, C as Python floats
+    lists = cc.population(A[0].tolist(), B[0].tolist(), C[0].tolist())["varrho"]
+    assert lists.dtype == torch.float64 and abs(float(lists) - float(rho_all[0])) <= 1e-15, (float(lists), float(rho_all[0]))
     ok = f2 < 0.25 and excess <= EXACT and abs(one - 1) < EXACT and abs(zero) < EXACT and in_range
     record("holds" if ok else "violated", observed=excess, bound=0.0, evidence="identity",
            tightness="max_x C(x) − A(x)B(x) (must be ≤ 0)",
