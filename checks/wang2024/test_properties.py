@@ -315,6 +315,12 @@ def test_prop1_relu_rises_early_then_flattens(record, ctx):
     fall = {c: pr.rise_shape(3 * ramp - 3 * c * tail, eta) for c in (0.03, 0.06)}
     assert all(math.isclose(fall[c]["decline"], c, rel_tol=1e-9) for c in fall) and fall[0.03]["ok"] \
         and not fall[0.06]["ok"], f"pr.rise_shape's post-peak decline: {fall}"
+    # the shortest trajectory the reading takes: τ0/η + 3 points (two increments after τ0 and a last one); one fewer
+    # is refused with a message naming the length
+    k0 = round(0.5 / eta)
+    pr.rise_shape(ramp[: k0 + 3], eta)
+    with pytest.raises(ValueError, match=f"trajectory of {k0 + 2} points"):
+        pr.rise_shape(ramp[: k0 + 2], eta)
     record("holds" if rejected else "violated", role="companion", observed=sum(w["ok"] for w in wrong.values()),
            bound=0, config=cfg, table=[{"wrong version": k, "accepted": w["ok"], "decreases/rise": w["down"],
                                         "late/max slope": w["slope_ratio"]} for k, w in wrong.items()],
