@@ -7,7 +7,8 @@ Runs ``pytest checks --profile P`` in this process with the core trainers (:func
 replaced by a stand-in that reads the model, the data and the trainer's settings, records an :class:`Estimate`
 and stops the test (:class:`PlanStop`). So each test runs only its data generation and model construction, up to
 its first trainer call; a test still running after ``--seconds`` (default 20) is stopped and listed as
-"no trainer within S s", a test that ends without a trainer call as "no trainer". Tests run on the CPU whatever
+"no trainer within S s", a test that ends without a trainer call as "no trainer" with its measured wall time and
+peak resident memory (:class:`RssPeak`; CPU memory only). Tests run on the CPU whatever
 ``--device`` says (it picks the memory limit that the "fits" column compares with: 24 GiB for cpu, 80 GiB for
 cuda); MNIST tests skip without ``$THEORY_MNIST`` as in the run itself.
 
