@@ -31,6 +31,7 @@ import os
 import numpy as np
 import scipy.stats as st
 import pytest
+import torch
 
 from theory import ClaimViolation, assert_claim
 from theory.papers.kou2023 import empirical as emp
@@ -413,7 +414,18 @@ def test_width_small_is_low_digits(ctx, record, gamma):
 def test_mnist_protocol(ctx, record):
     """rem-6 (ii)–(iii) on MNIST (P3: m = 1000, lr 0.1): runs only in the full profile with a local file
     ($THEORY_MNIST; nothing is downloaded) — 3 vs 8, n = 512 ≤ d = 784 images, full-batch GD for 50 steps, the
-    σ₀ ordering (Page's L) and the weak width effect as on the digits task. Otherwise not applicable."""
+    σ₀ ordering (Page's L) and the weak width effect as on the digits task. Otherwise not applicable. In every
+    profile, the subset rule (emp.task_data) runs on a labelled toy set: n = 6 gives 3 images of each class, labelled
+    +1 and −1, and an odd n is refused."""
+    Xt = torch.arange(40.0, dtype=torch.float64, device=ctx.device).reshape(10, 4)
+    lab = torch.tensor([3, 8, 3, 8, 3, 8, 3, 8, 1, 1], device=ctx.device)
+    sub = emp.task_data(Xt, lab, 3, 8, 6, generator=ctx.generator("kou2023/rem-6", {"toy": "task_data"}))
+    rows_a = {int(r[0]) // 4 for r in sub.X[sub.y > 0]}
+    rows_b = {int(r[0]) // 4 for r in sub.X[sub.y < 0]}
+    assert sub.X.shape == (6, 4) and int((sub.y > 0).sum()) == 3 and int((sub.y < 0).sum()) == 3, sub.y
+    assert rows_a <= {0, 2, 4, 6} and rows_b <= {1, 3, 5, 7}, (rows_a, rows_b)  # class 3 → +1, class 8 → −1
+    with pytest.raises(ValueError, match="positive even number"):
+        emp.task_data(Xt, lab, 3, 8, 5)
     if _mnist(ctx) is None:
         record("not-applicable", observed=None, bound=None,
                config={"protocol": "P3 MNIST", "m": 1000, "lr": 0.1, "env": "THEORY_MNIST", "profile": ctx.profile},
