@@ -225,14 +225,6 @@ def test_lemma8_conclusion_within_radii(ctx, record):
         dev_r, lmin_r, r19_r, r20_r, b19_r, b20_r = _lemma7_8_reference(X, W[0], a, H, alpha, s["Ra"], s["Rw"])
         assert math.isclose(mk["b19"], b19_r, rel_tol=1e-12) and math.isclose(mk["b20"], b20_r, rel_tol=1e-12), \
             "Lemma 8's Markov bounds (19)-(20) in tl differ from the reference"
-        # the run has β₁ = β₂ = 1, where β₂² = β₂³ and 1/β₁ = 1: the bounds are also pinned at β₁ = 0.7, β₂ = 1.9
-        n_, pb1, pb2 = X.shape[0], 0.7, 1.9
-        pb = tl.lemma8_markov_event(X, W[0], a[0], a, H, alpha, pb1, pb2, s["Ra"], s["Rw"])
-        cp = math.sqrt(8 / math.pi) * pb2
-        assert math.isclose(pb["b19"], n_ * m / alpha ** 2 * s["Ra"] * (s["Ra"] + cp), rel_tol=1e-12) and math.isclose(
-            pb["b20"], n_ * 4 * s["Rw"] * m / (alpha ** 2 * math.sqrt(2 * math.pi) * pb1) * (s["Ra"] * (s["Ra"] + cp)
-                                                                                           + pb2 ** 2), rel_tol=1e-12), \
-            "Lemma 8's Markov bounds (19)-(20) in tl differ from Eqs. (19)-(20) at β₁ = 0.7, β₂ = 1.9"
         Hp = H.clone()
         Hp[-1, :, 0, 1] += b20_r / 2
         Hp[-1, :, 1, 0] += b20_r / 2
@@ -1190,7 +1182,8 @@ def test_appendix_d_formulas_at_betas_other_than_one(record):
     a β dropped or squared in tl would pass every run. Here each formula of tl that carries a β is evaluated at
     β₁ = 0.7, β₂ = 1.9, α = 1.3, m = 50, n = 6, d = 4 and compared with the display it encodes, written out below in numpy
     from Appendix D (λ₀ = mβ₂²κ₀/α²; R_w; R'_w, R'_a of Lemmas 9–10; t₁, t₂; the bound (25); the events of Lemmas 7, 9,
-    10 and of Theorem 3's proof), to 1e-12 relative (≤ 20 float64 operations; κ₀ from two eigen-solvers, 1e-12).
+    10 and of Theorem 3's proof; Lemma 8's Markov bounds (19)-(20)), to 1e-12 relative (≤ 20 float64 operations; κ₀
+    from two eigen-solvers, 1e-12).
     A consistency check of the code (evidence: identity), not evidence about the paper."""
     b1, b2, alpha, m, n, d = 0.7, 1.9, 1.3, 50, 6, 4
     g = record.generator({"betas": [b1, b2]}, claim="zhu2022/thm-3")
@@ -1225,6 +1218,9 @@ def test_appendix_d_formulas_at_betas_other_than_one(record):
     Hinf = m * b2 ** 2 / alpha ** 2 * k_reference(Xn)
     H0 = Hinf + 0.1 * lam0 * np.eye(n)  # ‖H(0) − H^∞‖₂ = 0.1 λ₀, λ_min(H(0)) = 1.1 λ₀
     ref["lemma 7 dev"], ref["lemma 7 lmin"] = 0.1, float(np.linalg.eigvalsh(H0)[0]) / lam0
+    cm = math.sqrt(8 / math.pi) * b2  # Lemma 8's Markov bounds, Eqs. (19)-(20) times n
+    ref["(19) x n"] = n * m / alpha ** 2 * Ra * (Ra + cm)
+    ref["(20) x n"] = n * 4 * Rw * m / (alpha ** 2 * math.sqrt(2 * math.pi) * b1) * (Ra * (Ra + cm) + b2 ** 2)
     got = {
         "lambda0": tl.lambda0(X, m, alpha, b2),
         "R_w": tl.R_w(lam0, alpha, n, m, b1, b2, Ra),
@@ -1235,9 +1231,12 @@ def test_appendix_d_formulas_at_betas_other_than_one(record):
         "t2": tl.t2(lam0, alpha, n, m, b1, Ra, Rw, r0),
         "lemma 9 ratio": tl.lemma9_event(a0, n, b2)["ratio"].cpu().numpy(),
         "lemma 10 ratio": tl.lemma10_event(W0, X, b1)["ratio"].cpu().numpy(),
-        "thm 3 ratio a": tl.thm3_init_events(a0, W0, n, b1, b2)["ratio_a"].cpu().numpy(),
-        "thm 3 ratio w": tl.thm3_init_events(a0, W0, n, b1, b2)["ratio_w"].cpu().numpy(),
     }
+    e3 = tl.thm3_init_events(a0, W0, n, b1, b2)
+    got["thm 3 ratio a"], got["thm 3 ratio w"] = e3["ratio_a"].cpu().numpy(), e3["ratio_w"].cpu().numpy()
+    H2 = torch.as_tensor(np.stack([H0, H0])[:, None], device=X.device)  # (T = 2, E = 1, n, n): only the bounds are read
+    mk = tl.lemma8_markov_event(X, W0[:1], a0[:1], a0[:1].expand(2, 1, m), H2, alpha, b1, b2, Ra, Rw)
+    got["(19) x n"], got["(20) x n"] = mk["b19"], mk["b20"]
     e7 = tl.lemma7_event(torch.as_tensor(H0, device=X.device).unsqueeze(0), X, m, alpha, b2)
     got["lemma 7 dev"], got["lemma 7 lmin"] = float(e7["dev"][0]), float(e7["lmin"][0])
     rows = [{"formula": k, "tl": np.asarray(got[k]).tolist(), "reference": np.asarray(v).tolist(),

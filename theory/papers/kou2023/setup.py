@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from fixtures import data as fdata
-from theory.device import DEFAULT_DTYPE, get_device
+from theory.device import DEFAULT_DTYPE, get_device, tensor
 from theory.papers.kou2023.stable_rank import srank_and_norm_from_gram
 from theory.sim import losses, models, train
 from ...device import draw
@@ -285,8 +285,8 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
     n, m, d = cfg.n, cfg.m, cfg.d
     g = cfg.slope
     E = W0.shape[0]
-    eta = np.broadcast_to(np.asarray(torch.as_tensor(eta, dtype=torch.float64, device="cpu"), float), (E,))
-    s0 = np.broadcast_to(np.asarray(cfg.sigma0 if sigma0s is None else torch.as_tensor(sigma0s, dtype=torch.float64, device="cpu"), float), (E,))
+    eta = np.broadcast_to(np.asarray(tensor(eta, device="cpu")), (E,))
+    s0 = np.broadcast_to(np.asarray(cfg.sigma0 if sigma0s is None else tensor(sigma0s, device="cpu"), float), (E,))
     Z0 = W0 @ data.X.T.unsqueeze(0).unsqueeze(0)  # (E,2,m,n)
     beta = Z0.abs().flatten(1).max(1).values.cpu().numpy()  # (E,)
     S0 = active_at_init(Z0, data).sum(1).cpu().numpy()  # (E, n)

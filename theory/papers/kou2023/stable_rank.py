@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from theory.stats import fit_affine
-from ...device import draw_device
+from ...device import draw_device, tensor
 
 
 # --- definition -------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ def orthogonal_log_shift(eta, S0: torch.Tensor, norms2: torch.Tensor, y: torch.T
     K_i = η|S_i^(0)|‖x_i‖²/(n m²) (catalog lem-F.2: for p = 0 after T_stab the margin follows
     q ← q + K_i/(1+e^q) exactly, so e^q + q = K_i t + O(1) and ρ̄_{y_i,r,i} = (m/|S_i|)(log(K_i t) − c_i) + o(1)).
     ``S0`` is (E, n) of |S_i^(0)|."""
-    eta = np.asarray(torch.as_tensor(eta, dtype=torch.float64, device="cpu"), float).reshape(-1)
+    eta = np.asarray(tensor(eta, device="cpu")).reshape(-1)
     S = S0.cpu().numpy().astype(float)
     n = S.shape[-1]
     if np.any(S <= 0):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import torch
 
+from theory.device import tensor
 from theory.sim import jacobian as jac
 
 
 def _check(A, B, C):
-    # lists and floats become float64 (torch's default dtype would round them to float32)
-    A, B, C = (t if isinstance(t, torch.Tensor) else torch.as_tensor(t, dtype=torch.float64) for t in (A, B, C))
+    # lists and floats become float64 on the CPU (torch's default dtype would round them to float32)
+    A, B, C = (t if isinstance(t, torch.Tensor) else tensor(t, device="cpu") for t in (A, B, C))
     if not (A.shape == B.shape == C.shape) or A.shape[-1] < 2:
         raise ValueError(f"A, B, C must share a shape with ≥2 samples on the last axis, got "
                          f"{tuple(A.shape)}, {tuple(B.shape)}, {tuple(C.shape)}")
