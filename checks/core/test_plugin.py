@@ -140,3 +140,31 @@ def test_bad_options_and_environment_are_one_line_usage_errors(tmp_path, args, e
     r = _run(tmp_path, body, *args, env=env)
     out = r.stdout + r.stderr
     assert r.returncode == 4 and msg in out and "INTERNALERROR" not in out and "Traceback" not in out, out
+
+
+def test_gpu_peak_is_reported_with_the_bytes_held_at_the_start(monkeypatch):
+    """On CUDA the call hook reports torch's peak and the bytes already allocated when the call began (tensors
+    earlier tests of the worker keep alive count in the peak). Run here with torch.cuda's counters faked: a worker
+    holding 3 GiB whose test adds 1 GiB reports start 3 GiB, peak 4 GiB; on the CPU it reports nothing."""
+    import torch
+
+    from theory.harness import plugin
+
+    held, peak = [3 << 30], [3 << 30]
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda: peak.__setitem__(0, held[0]))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: held[0])
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: peak[0])
+
+    class Item:
+        user_properties: list = []
+
+    for dev, want in (("cuda", {plugin.START_GPU: 3 << 30, plugin.PEAK_GPU: 4 << 30}), ("cpu", {})):
+        monkeypatch.setattr(plugin._device, "get_device", lambda d=dev: torch.device(d))
+        item = Item()
+        item.user_properties = []
+        hook = plugin.pytest_runtest_call(item)
+        next(hook)
+        peak[0] = held[0] + (1 << 30)  # the test's own gigabyte, freed before the call ends
+        with pytest.raises(StopIteration):
+            next(hook)
+        assert dict(item.user_properties) == want, (dev, item.user_properties)

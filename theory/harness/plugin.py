@@ -303,8 +303,8 @@ def pytest_runtest_logreport(report):
     for key, val in getattr(report, "user_properties", []) or []:
         if key == "theory_claims":
             t["claims"] = list(val)
-        elif key == PEAK_GPU and report.when == "call":
-            t[PEAK_GPU] = max(int(val), int(t.get(PEAK_GPU, 0)))
+        elif key in (PEAK_GPU, START_GPU) and report.when == "call":
+            t[key] = max(int(val), int(t.get(key, 0)))
         elif key == "theory_record" and report.when == "call":
             k = f"{val['claim']}:{val['verdict']}"
             t["records"][k] = t["records"].get(k, 0) + 1
@@ -340,15 +340,20 @@ def pytest_collectreport(report):
 
 
 PEAK_GPU = "peak_gpu_bytes"
+START_GPU = "gpu_bytes_at_start"
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     """Worker side, on CUDA: the test's peak allocated GPU memory (torch's allocator, all devices of the
-    process), reset before the call and carried to the controller as ``run.tests[id].peak_gpu_bytes``."""
+    process), reset before the call and carried to the controller as ``run.tests[id].peak_gpu_bytes``, with the
+    bytes already allocated when the call began (``gpu_bytes_at_start``: tensors that earlier tests of the same
+    worker keep alive, module caches for instance). The peak counts them, so the test's own share is the
+    difference; a 0.05 s test with a 3 GiB peak in the H200 run of 2026-11-27 was such a case."""
     cuda = _device.get_device().type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats()
+        item.user_properties.append((START_GPU, int(torch.cuda.memory_allocated())))
     yield
     if cuda:
         item.user_properties.append((PEAK_GPU, int(torch.cuda.max_memory_allocated())))
