@@ -85,21 +85,36 @@ def mlp_norms(W: torch.Tensor, a: torch.Tensor, X: torch.Tensor, act):
     return A, B, C
 
 
-def mlp_hidden_opnorm_gram(W: torch.Tensor, X: torch.Tensor, act) -> torch.Tensor:
-    """‖D(x)W‖₂ via the d×d Gram WᵀD(x)W (or the m×m Gram D(x)WWᵀD(x) when m < d; eigvalsh): same closed form
-    as the SVD one (checked against it in `def-3.2`), cheaper than an SVD per point.
+GRAM_BUDGET = 2 ** 28  # bytes of transient per chunk in mlp_hidden_opnorm_gram (256 MiB)
 
-    W (E, m, d), X (N, d) → (E, N). Float64 keeps the square-root of λ_max accurate to ~1e-15 relative
-    for well-scaled W (λ_max is the largest eigenvalue, no cancellation).
+
+def mlp_hidden_opnorm_gram(W: torch.Tensor, X: torch.Tensor, act, *, budget_bytes: float = GRAM_BUDGET) -> torch.Tensor:
+    """‖D(x)W‖₂ via the d×d Gram (D(x)W)ᵀ(D(x)W) (or the m×m Gram D(x)WWᵀD(x) when m < d; eigvalsh): same closed
+    form as the SVD one (checked against it in `def-3.2`), cheaper than an SVD per point.
+
+    W (E, m, d), X (N, d) → (E, N). The per-point factor D(x)W is (m, d), so all points at once would hold
+    E·N·m·d numbers (28 GB at E = 56, N = 120, m = 8192, d = 64: the full-profile Fig. 3 grid ran out of a 24 GiB
+    CPU's memory this way); points, and members if one point of all members is too large, are taken in chunks
+    whose transient stays within ``budget_bytes``. Float64 keeps the square-root of λ_max accurate to ~1e-15
+    relative for well-scaled W (λ_max is the largest eigenvalue, no cancellation).
     """
-    D = act.slope(X @ W.transpose(-1, -2))  # (E, N, m)
-    m, d = W.shape[-2:]
-    if m < d:  # same spectrum from the m×m Gram D(x)WWᵀD(x): cost N·m² instead of N·m·d² per member
-        K = W @ W.transpose(-1, -2)  # (E, m, m)
-        G = K.unsqueeze(1) * D.unsqueeze(-1) * D.unsqueeze(-2)
-    else:
-        G = (D.unsqueeze(-1) * W.unsqueeze(1)).transpose(-1, -2) @ W.unsqueeze(1)  # WᵀD(x)W: (E, N, d, d)
-    return torch.linalg.eigvalsh(G)[..., -1].clamp_min(0).sqrt()
+    E, (m, d), N = W.shape[0], W.shape[-2:], X.shape[0]
+    per_point = W.element_size() * (2 * m * m if m < d else m * d + d * d)  # one point of one member
+    ce = max(1, min(E, int(budget_bytes // per_point)))
+    cn = max(1, min(N, int(budget_bytes // (per_point * ce))))
+    K = W @ W.transpose(-1, -2) if m < d else None  # (E, m, m)
+    out = torch.empty(E, N, dtype=W.dtype, device=W.device)
+    for e in range(0, E, ce):
+        We = W[e:e + ce]
+        for i in range(0, N, cn):
+            D = act.slope(X[i:i + cn] @ We.transpose(-1, -2))  # (ce, cn, m)
+            if m < d:  # same spectrum from the m×m Gram D(x)WWᵀD(x): cost m² instead of m·d² per point
+                G = K[e:e + ce].unsqueeze(1) * D.unsqueeze(-1) * D.unsqueeze(-2)
+            else:
+                A = D.unsqueeze(-1) * We.unsqueeze(1)  # D(x)W: (ce, cn, m, d)
+                G = A.transpose(-1, -2) @ A
+            out[e:e + ce, i:i + cn] = torch.linalg.eigvalsh(G)[..., -1].clamp_min(0).sqrt()
+    return out
 
 
 def mlp_varrho(W: torch.Tensor, a: torch.Tensor, X: torch.Tensor, act) -> torch.Tensor:
