@@ -145,9 +145,14 @@ def test_all_calls_stand_in_sees_every_call_and_trains_nothing():
     nets = [models.TwoLayerNet.init(2, m, 4, q=0.0, act="relu", generator=g, device=CPU) for m in (8, 32, 128)]
     before = [net.W.clone() for net in nets]
     sink: list = []
+    seen: list = []  # an observe callback runs once per call, at step 0 on the real width (its memory is measured)
+    obs = lambda t, p, u: seen.append((t, int(p[0].shape[1]))) or {}
     with plan.stand_in_trainers(sink, all_calls=True):
-        trajs = [train.gd(net, X, y, loss="bce", lr=0.1, steps=1000, record=[0, 500, 1000]) for net in nets]
+        trajs = [train.gd(net, X, y, loss="bce", lr=0.1, steps=1000, record=[0, 500, 1000], observe=obs) for net in nets]
         mb = train.sgd(nets[0], X, y, loss="bce", lr=0.1, epochs=7, batch=4)
+    assert seen == [(0, 8), (0, 32), (0, 128)], seen
+    assert plan._measured({"calls": 3, "rss_peak_bytes": 5}, True) == 5 and plan._measured(
+        {"calls": 3, "rss_peak_bytes": 5}, False) is None
     assert [e.trainer for e in sink] == ["gd", "gd", "gd", "minibatch"] and [e.steps for e in sink] == [1000] * 3 + [7]
     assert sink[0].bytes < sink[1].bytes < sink[2].bytes  # the estimate grows with the width of each call
     assert all(tr.steps == [0] for tr in trajs) and mb.steps == [0]

@@ -267,6 +267,13 @@ def time_class(gflop: float) -> str:
     return f"1e{e}-1e{e + 1} GFLOP"
 
 
+def _measured(row: dict, all_calls: bool) -> int | None:
+    """With ``--calls all`` each trainer call runs for real with zero steps, so a trainer's ``observe`` callback (ϱ of
+    every member at every recorded step, for instance) runs once per call at its real width: the test's measured peak
+    resident memory covers it, which the shape estimate of the trainer's own tensors does not."""
+    return row.get("rss_peak_bytes") if all_calls and row.get("calls") else None
+
+
 def table(rows: list, device: str, all_calls: bool = False) -> str:
     lim = LIMITS[device]
     head = f"{'test':<92} {'est. peak':>10} {'GFLOP/step':>10} {'steps':>7} {'fits ' + device:>9}  dominating tensor / status"
@@ -276,12 +283,14 @@ def table(rows: list, device: str, all_calls: bool = False) -> str:
         if e is None:
             out.append(f"{r['test'][:92]:<92} {'':>10} {'':>10} {'':>7} {'':>9}  {r['status']}")
             continue
-        fits = "yes" if e["bytes"] <= lim else "NO"
+        seen = _measured(r, all_calls)
+        fits = "yes" if max(e["bytes"], seen or 0) <= lim else "NO"
         calls = f", {r['calls']} calls" if r.get("calls", 1) > 1 else ""
         out.append(f"{r['test'][:92]:<92} {fmt_bytes(e['bytes']):>10} {e['gflop_per_step']:>10.3g} {e['steps']:>7} "
                    f"{fits:>9}  {e['dominant']}; {time_class(r.get('gflop_total', e['gflop_per_step'] * e['steps']))} "
-                   f"({e['trainer']}{calls})")
-    big = [r for r in rows if r["estimate"] and r["estimate"]["bytes"] > lim]
+                   f"({e['trainer']}{calls})" + (f"; measured +{fmt_bytes(seen)} resident (zero-step calls and their "
+                                                 f"observe callbacks, run for real)" if seen is not None else ""))
+    big = [r for r in rows if r["estimate"] and max(r["estimate"]["bytes"], _measured(r, all_calls) or 0) > lim]
     out.append(f"{sum(1 for r in rows if r['estimate'])} tests planned, {len(big)} over {fmt_bytes(lim)} "
                f"({device}); " + ("every trainer call seen within the time limit: the largest call's peak, the summed FLOPs"
                             if any(r.get("calls", 0) > 1 for r in rows) or all_calls else
