@@ -17,7 +17,7 @@ from fixtures import zhu2022 as fz
 from theory.sim import losses
 from theory.sim.models import DeepMLP
 
-# gn_sharpness and loss_sharpness run Lanczos to 1e-8 (relative; Ritz values are lower estimates, and the Kato–Temple
+# gn_sharpness and loss_sharpness run Lanczos to 1e-8 (relative; Ritz values are lower estimates, and the Ritz-residual
 # stop bounds the eigenvalue error by the tolerance) from a fixed start: 1e-6 leaves a 100× margin for both (the loss
 # Hessian is indefinite, so its bound is looser: 1e-3). A wrong normalisation (sum instead of mean over N, a dropped
 # ½) is off by a factor ≥ 2.

@@ -7,8 +7,8 @@ vector to a vector (or scalar). Methods:
   JᵀJ (or JJᵀ, whichever side is smaller); matrix-vector products via
   ``torch.func.vjp`` of ``vmap(f)`` and the vjp of that linear map (Jv),
   linearized once per active set. Stops per sample when the Ritz residual
-  r and the Kato–Temple estimate r²/gap put the top eigenvalue within ``tol``
-  (relative), or when the Krylov space is the whole space (then exact).
+  r puts an eigenvalue within ``tol`` (relative) of the top Ritz value, or
+  when the Krylov space is the whole space (then exact).
 - ``"power"``: the per-sample power iteration of Wang et al., Algorithm 2
   (relative change < ``tol``, default 1e-6), kept as the paper's reference.
 - ``"exact"``: dense Jacobian (``jacrev``) and SVD; for small cases.
@@ -111,12 +111,12 @@ def lanczos_top_eig(matvec: Callable[[torch.Tensor], torch.Tensor], n: int, N: i
             ev, evec = torch.linalg.eigh(T)
             th = ev[:, -1]
             res = (b[act] * evec[:, -1, -1]).abs()
-            if k > 0:  # Kato-Temple: eigenvalue error <= res^2 / gap
-                err = torch.minimum(res, res ** 2 / (th - ev[:, -2]).clamp_min(torch.finfo(dtype).tiny))
-            else:
-                err = res
+            # stop on the Ritz residual: some eigenvalue lies within res of θ (and θ ≤ λ_max). The Kato–Temple
+            # estimate res²/(θ − θ₂) was used before; it needs θ₂ ≥ λ₂, but the second Ritz value is a lower bound
+            # on λ₂, so an unresolved cluster at the top (σ₁ ≈ σ₂ within 1e-6) faked a wide gap and stopped with
+            # θ a mixture of the cluster, wrong by up to its width (8 of 40 starts in checks/core/test_jacobian.py)
             scale = th.abs().clamp_min(torch.finfo(dtype).tiny)
-            conv = (err <= tol * scale) | (b[act] <= 1e3 * torch.finfo(dtype).eps * scale) | (k == k_max - 1)
+            conv = (res <= tol * scale) | (b[act] <= 1e3 * torch.finfo(dtype).eps * scale) | (k == k_max - 1)
             fin = act[conv]
             theta[fin] = th[conv]
             iters[fin] = k + 1

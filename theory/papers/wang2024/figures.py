@@ -140,7 +140,7 @@ def run_width(act, m: int, qs, seeds: int, data, *, eta: float, steps: int, reco
 # ---- the paper-optimizer variant (minibatch SGD on MNIST-size inputs) ---------------------------
 
 GRAM_MAX = 32  # ‖D(x)W‖₂ by a dense min(m,d)² Gram eigendecomposition up to this size, by Lanczos above
-LANCZOS_TOL = 1e-10  # relative accuracy of λ_max = ‖D(x)W‖₂² (Kato–Temple bound in the core's Lanczos)
+LANCZOS_TOL = 1e-10  # relative accuracy of λ_max = ‖D(x)W‖₂² (Ritz-residual stop of the core's Lanczos)
 LANCZOS_MAX_ITER = 200  # ≈ 70 iterations suffice at m = 4096, d = 784; reaching the cap raises
 
 
