@@ -82,6 +82,11 @@ def _ordering_record(record, *, name, levels_name, lev, values, direction, extra
     ok = all(t["holds"] for t in tests.values())
     rejected = not any(t["holds"] for t in rev.values())
     k = lev.shape[1]
+    # the reported ρ̄ (the record's observed value) is the mean within-seed Spearman of value on level, sign included:
+    # negative for a falling trend
+    for k_, v in values.items():
+        ref = float(np.mean([st.spearmanr(lev[s], np.asarray(v)[s]).statistic for s in range(lev.shape[0])]))
+        assert abs(tests[k_]["rho"] - ref) <= 1e-12, (k_, tests[k_]["rho"], ref)
     record("holds" if ok else "violated", observed=min(t["rho"] for t in tests.values()), bound=0.0, config=config,
            hypotheses=hyp, table=extra_table, series=series, covers=covers,
            tightness=("; ".join(f"{k_}: within-seed Spearman ρ̄={t['rho']:.3f}, Page p={t['p']:.1e} (pooled Spearman "
