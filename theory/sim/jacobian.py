@@ -114,7 +114,7 @@ def lanczos_top_eig(matvec: Callable[[torch.Tensor], torch.Tensor], n: int, N: i
             # stop on the Ritz residual: some eigenvalue lies within res of θ (and θ ≤ λ_max). The Kato–Temple
             # estimate res²/(θ − θ₂) was used before; it needs θ₂ ≥ λ₂, but the second Ritz value is a lower bound
             # on λ₂, so an unresolved cluster at the top (σ₁ ≈ σ₂ within 1e-6) faked a wide gap and stopped with
-            # θ a mixture of the cluster, wrong by up to its width (8 of 40 starts in checks/core/test_jacobian.py)
+            # θ a mixture of the cluster, wrong by up to its width (5 of 40 starts in checks/core/test_jacobian.py)
             scale = th.abs().clamp_min(torch.finfo(dtype).tiny)
             conv = (res <= tol * scale) | (b[act] <= 1e3 * torch.finfo(dtype).eps * scale) | (k == k_max - 1)
             fin = act[conv]
