@@ -224,6 +224,14 @@ def test_second_escape_criterion_on_known_curves(record):
         er = r[max(0, e - 2):e + 2].max()
         starts = [k for k in range(r.size - 2) if k > e + 1 and np.all(r[k:k + 3] <= er / 100.0)]
         assert sec["k1"] == (min(starts) if starts else None), (name, sec["k1"], starts[:3])
+        # the second drop's log, the same way: the first log k2 > k1 at least 0.02·C0 below loss[k1], and the
+        # largest rate of the intervals between k1 and k2
+        if starts:
+            k1 = min(starts)
+            later = [k for k in range(k1 + 1, c.size) if c[k] <= c[k1] - 0.02 * C0]
+            assert sec["k2"] == (later[0] if later else None), (name, sec["k2"], later[:3])
+            if later:
+                assert sec["drop_rate"] == r[k1:later[0]].max(), (name, sec["drop_rate"])
         if name == "two sharp drops":  # control: here the plateau starts at the earliest log the rule allows
             assert sec["k1"] == e + 2, (sec["k1"], e)
         if name == "decline, flat over the last 3 intervals":  # ... and here at the latest (3 rates left)

@@ -14,7 +14,6 @@ certified lower bound on s*(L) — never an estimate of s* itself.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -72,13 +71,12 @@ def schedule(steps_a: int, steps_b: int, scale: float = 1.0) -> np.ndarray:
 def opt_speed(X: torch.Tensor, G: torch.Tensor, depth: int, *, width: int | None = None,
               widths: Sequence[int] | None = None, restarts: int = 32, steps_a: int = 750, steps_b: int = 750,
               generator=None, balanced_init: bool = True, init: Sequence[torch.Tensor] | None = None,
-              lr: np.ndarray | None = None, normalized: bool = False, snapshots: int = 0) -> SpeedResult:
+              lr: np.ndarray | None = None, snapshots: int = 0) -> SpeedResult:
     """Run OPT-SPEED on (X, G) at ``depth`` L ≥ 2.
 
     ``width`` (uniform hidden width) or ``widths`` (a list: ``restarts`` members for each width,
     padded to the largest). ``init`` warm-starts from given weights (E members, any point; it is
-    projected to the sphere). ``lr`` overrides the schedule; ``normalized`` uses steps
-    η√L·g_T/‖g_T‖ (for deep nets, where raw gradients are tiny). ``snapshots`` > 0 keeps that
+    projected to the sphere). ``lr`` overrides the schedule. ``snapshots`` > 0 keeps that
     many (step, speeds) pairs for plotting.
     """
     Gm = loc.check_data(X, G)
@@ -110,7 +108,6 @@ def opt_speed(X: torch.Tensor, G: torch.Tensor, depth: int, *, width: int | None
                 params = [w / w.reshape(E, -1).norm(dim=1).view(-1, 1, 1) for w in params]
         if not balanced_init:
             params = loc.to_sphere(params)
-    L = depth
     if lr is None:
         lr = schedule(steps_a, steps_b, 10.0 / float(X.norm() * Gm.norm()))
     lr = np.asarray(lr, float)
@@ -126,8 +123,6 @@ def opt_speed(X: torch.Tensor, G: torch.Tensor, depth: int, *, width: int | None
             coef = loc.inner(g, params) / loc.sq_norm(params)
             gT = [a - loc._bcast(coef, w) * w for a, w in zip(g, params)]
             step = torch.full_like(coef, float(eta))
-            if normalized:
-                step = step * math.sqrt(L) / torch.sqrt(loc.sq_norm(gT)).clamp_min(1e-300)
             params = loc.to_sphere([w - loc._bcast(step, w) * a for w, a in zip(params, gT)])
     s, res = loc.def21_residual(params, X, Gm)
     bal = (loc.layer_sq_norms(params) - 1).abs().amax(1)

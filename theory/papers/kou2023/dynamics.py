@@ -10,7 +10,7 @@ layout of :mod:`theory.papers.kou2023.setup`: ρ, Z of shape (..., 2, m, n).
   ρ̄ / ρ̲ split and the indicators 1[y_i = ±j].
 - :func:`balance_sum_ratio` — Lemma 5.4/B.1 (B.8); :func:`neuron_ratio` — Lemma B.4;
   :func:`relu_balance_ratio` — Lemma 5.5/E.1(1); :func:`gamma_sandwich` — the exact per-sample
-  bracket behind B.2–B.4; :func:`neuron_spread` — Lemma C.1; :func:`b2_explicit` — Lemma B.2.
+  bracket behind B.2–B.4; :func:`neuron_spread` — Lemma C.1.
 """
 from __future__ import annotations
 
@@ -133,13 +133,6 @@ def gamma_sandwich(rho: torch.Tensor, S_acc: torch.Tensor, norms2: torch.Tensor,
 def neuron_spread(rho: torch.Tensor) -> torch.Tensor:
     """Lemma C.1: max_{r,r'}|ρ_{j,r,i} − ρ_{j,r',i}| per (j, i), shape (..., 2, n)."""
     return rho.max(-2).values - rho.min(-2).values
-
-
-def b2_explicit(rho: torch.Tensor, min_dl_so_far: torch.Tensor, gamma: float, R_min: float, R_max: float):
-    """Lemma B.2 explicit form: returns (lhs, rhs) with lhs = min|ρ|/max|ρ| and
-    rhs = γ R_min²/R_max² · min_{s<t,i}|ℓ'_i(s)|; the lemma says lhs ≥ rhs."""
-    a = rho.abs().flatten(-3)
-    return a.min(-1).values / a.max(-1).values, gamma * R_min ** 2 / R_max ** 2 * min_dl_so_far
 
 
 class RunningMin:
