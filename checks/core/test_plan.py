@@ -182,3 +182,35 @@ def test_rss_peak_sees_a_transient_allocation():
     assert wall >= 0.1 and peak is not None and 0.75 * n <= peak <= 2 * n, (wall, peak)
     ends_only = (plan.RssPeak.resident() or 0) - rss.base
     assert ends_only < 0.25 * n, ends_only  # the freed tensor is gone at stop: only sampling sees it
+
+
+def test_a_trainer_called_in_a_fixture_is_planned(tmp_path):
+    """A module-scoped fixture that trains (a run shared by several tests) reaches the stand-in during setup: the row
+    carries that call's estimate ("planned in a fixture"), where the plan used to report only "setup error: PlanStop".
+    The next test of the module, whose fixture is then already in error, gets no second estimate."""
+    (tmp_path / "test_fixture_trains.py").write_text('''
+import pytest, torch
+from theory.sim import models, train
+
+@pytest.fixture(scope="module")
+def run():
+    g = torch.Generator().manual_seed(0)
+    net = models.DeepMLP.init(3, [4, 16, 1], generator=g, device=torch.device("cpu"))
+    X = torch.randn(10, 4, generator=g, dtype=torch.float64)
+    return train.gd(net, X, torch.zeros(10, 1, dtype=torch.float64), loss="mse", lr=0.1, steps=500)
+
+def test_a(run):
+    pass
+
+def test_b(run):
+    pass
+''')
+    (tmp_path / "none.ini").write_text("[pytest]\n")
+    plug = plan.PlanPlugin(20.0)
+    pytest.main([str(tmp_path), "-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:terminal", "--rootdir",
+                 str(tmp_path), "-c", str(tmp_path / "none.ini")], plugins=[plug])
+    rows = {r["test"].rsplit("::", 1)[1]: r for r in plug.rows}
+    assert rows["test_a"]["status"] == "planned in a fixture", rows
+    e = rows["test_a"]["estimate"]
+    assert e["trainer"] == "gd" and e["steps"] == 500 and "E=3 N=10 d=4" in e["shapes"], e
+    assert rows["test_b"]["estimate"] is None and "PlanStop" in rows["test_b"]["status"], rows

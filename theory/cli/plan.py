@@ -209,7 +209,9 @@ class PlanPlugin:
         self._cm.__exit__(None, None, None)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_call(self, item):
+    def pytest_runtest_setup(self, item):
+        # from the start of setup: a fixture that trains (a module-scoped run shared by several tests) reaches the
+        # stand-in there, and its estimate, memory and time belong to the test that set it up
         self._sink.clear()
         self._rss.start()
         if hasattr(signal, "SIGALRM"):
@@ -217,10 +219,7 @@ class PlanPlugin:
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
 
     def pytest_runtest_makereport(self, item, call):
-        if call.when != "call":
-            if call.when == "setup" and call.excinfo is not None and call.excinfo.errisinstance(BaseException):
-                self.rows.append({"test": item.nodeid, "status": "skipped" if call.excinfo.typename == "Skipped"
-                                  else f"setup error: {call.excinfo.typename}", "estimate": None})
+        if call.when == "teardown" or (call.when == "setup" and call.excinfo is None):
             return
         if hasattr(signal, "SIGALRM"):
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -228,11 +227,12 @@ class PlanPlugin:
         ran = (f"ran on the CPU for {wall:.1f} s, peak resident memory "
                f"{'+' + fmt_bytes(rss) if rss is not None else 'not measured'} (measured, not estimated)")
         exc = call.excinfo
+        where = " in a fixture" if call.when == "setup" else ""
         if self._sink and self.all_calls:
-            status = f"planned ({len(self._sink)} call{'s' if len(self._sink) > 1 else ''}" + (
+            status = f"planned{where} ({len(self._sink)} call{'s' if len(self._sink) > 1 else ''}" + (
                 f"; stopped after {self.seconds:g} s)" if exc is not None and exc.errisinstance(PlanTimeout) else ")")
         elif self._sink:
-            status = "planned"
+            status = f"planned{where}"
         elif exc is not None and exc.errisinstance(PlanTimeout):
             status = f"no trainer within {self.seconds:g} s"
         elif exc is not None and exc.typename == "Skipped":
@@ -243,7 +243,7 @@ class PlanPlugin:
         elif exc is not None and exc.typename == "ClaimViolation":
             status = f"no trainer; ended with its ClaimViolation (an expected failure's finding); {ran}"
         elif exc is not None:
-            status = f"error before a trainer: {exc.typename}: {str(exc.value)[:80]}; {ran}"
+            status = f"error before a trainer{where}: {exc.typename}: {str(exc.value)[:80]}; {ran}"
         else:
             status = f"no trainer; {ran}"
         peak = max(self._sink, key=lambda e: e.bytes) if self._sink else None
