@@ -202,6 +202,14 @@ def test_exact_escape_directions_and_balance(record, ctx):
     pos = sv > 0
     pin = float(((rr[pos] - ref[pos]) / ref[pos]).abs().max())
     assert pin <= 1e-10, f"def21_residual differs from ‖∇L0 + sθ‖/(s‖θ‖) by {pin:.1e} (relative)"
+    # the neuron balance error at unbalanced points (the directions above have unit entries, where any power of an
+    # entry is 1), against per-neuron norms written out here: incoming row of W_ℓ, outgoing column of W_ℓ₊₁
+    nb_ref = torch.tensor([max(abs(float(torch.linalg.vector_norm(rnd[l][e, i])) ** 2
+                                   - float(torch.linalg.vector_norm(rnd[l + 1][e, :, i])) ** 2)
+                               for l in range(len(rnd) - 1) for i in range(rnd[l].shape[1])) for e in range(8)],
+                          dtype=ctx.dtype)
+    nb_pin = float((loc.neuron_balance_error(rnd)[:8].cpu() - nb_ref).abs().max())
+    assert nb_pin <= 1e-12 and float(nb_ref.min()) > 1e-3, f"neuron_balance_error off by {nb_pin:.1e} at random points"
     rr = rr[torch.isfinite(rr)]
     # exact interior directions: residuals are float64 rounding (~1e-16)
     ok = worst <= 1e-13
