@@ -119,7 +119,8 @@ def test_hypothesis_report_and_stress(ctx, record):
     rmax = float(np.linalg.norm(dat.X.cpu().numpy(), axis=1).max())
     lg = math.sqrt(math.log(cfgp.m * cfgp.n / cfgp.delta))
     for key, want in (("C_eta", cfgp.n * cfgp.m / (0.1 * rmax ** 2)), ("sigma0_limit", 1 / (ks.C_SIGMA_MIN * rmax * lg)),
-                      ("C_sigma", 1 / (cfgp.sigma0 * rmax * lg))):
+                      ("C_sigma", 1 / (cfgp.sigma0 * rmax * lg)),
+                      ("m_for_A2 (50 log(2n/δ))", 50 * math.log(2 * cfgp.n / cfgp.delta))):  # Lemma A.2's width
         assert math.isclose(hp[key], want, rel_tol=1e-12), (key, hp[key], want)
     med = float(np.median(cdp))
     # scale invariance of the adopted reading: X → 10X leaves R²-reading unchanged, R_max²-reading ×100
