@@ -94,6 +94,8 @@ def test_prop1_linear_rises_early_then_flattens(record, ctx):
     nl = max(1, int(0.2 * inc_np.shape[0]))
     assert np.allclose(st["max_slope"].cpu().numpy(), inc_np.max(0), rtol=1e-12, atol=0)
     assert np.allclose(st["late_slope"].cpu().numpy(), inc_np[-nl:].mean(0), rtol=1e-12, atol=1e-15)
+    k0 = int(round(0.5 / ETA1))  # the first step at τ = ηk ≥ 0.5
+    assert k0 > 0 and np.array_equal(st["frac_up"].cpu().numpy(), (inc_np[k0:] >= 0).mean(0)), k0
     # slope on the geometric grid from the (F1) long run: (ϱ(k+1) − ϱ(k))/η at recorded pairs
     steps = R["steps"]
     idx = {k: i for i, k in enumerate(steps)}
