@@ -183,8 +183,12 @@ def _depth_chain(name, ctx, gen, depths, width, R, T, step_gen):
     s2, _, n_cand = ex.exact_s2_enumerated(X, G)    # exact s*(2) (F6), activation-pattern enumeration
     # cross-check: an independent search (angle sweep / random directions + Nelder–Mead) only finds achieved
     # values, so it can never exceed the exact maximum (1e-12: float rounding of the two evaluations)
-    s2_search, _ = ex.exact_s2(X, G, sweep=20_000)
+    s2_search, w_search = ex.exact_s2(X, G, sweep=20_000)
     assert s2_search <= s2 * (1 + 1e-12), (s2_search, s2)
+    # the returned maximizer is a point of the sphere that achieves the returned value, ‖Gᵀσ(Xw)‖ written out here
+    Xn, Gn = X.cpu().numpy(), G.cpu().numpy().reshape(X.shape[0], -1)
+    at_w = float(np.linalg.norm(Gn.T @ np.maximum(0.0, Xn @ w_search)))
+    assert abs(np.linalg.norm(w_search) - 1) <= 1e-12 and abs(at_w - s2_search) <= 1e-12 * s2_search, (w_search, at_w)
     if X.shape[1] == 2:
         # and it must reach it: s*(2) is invariant under rotating the inputs, and rotated by 1 rad the maximizer is off
         # the 20000-angle grid, where the grid alone misses it by ≥ 5e-5 (relative; circle data, five rotations) and
