@@ -207,8 +207,8 @@ def test_b(run):
 ''')
     (tmp_path / "none.ini").write_text("[pytest]\n")
     plug = plan.PlanPlugin(20.0)
-    pytest.main([str(tmp_path), "-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:terminal", "--rootdir",
-                 str(tmp_path), "-c", str(tmp_path / "none.ini")], plugins=[plug])
+    pytest.main([str(tmp_path), "-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:benchmark",
+                 "--rootdir", str(tmp_path), "-c", str(tmp_path / "none.ini")], plugins=[plug])
     rows = {r["test"].rsplit("::", 1)[1]: r for r in plug.rows}
     assert rows["test_a"]["status"] == "planned in a fixture", rows
     e = rows["test_a"]["estimate"]
