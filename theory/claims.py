@@ -73,6 +73,7 @@ class Claim:
     checkable: str
     why: str = ""
     identity: bool = False
+    forall: bool = False
     parts: tuple = ()
     reading: str = "as-stated"
     reading_of: str = ""
@@ -137,9 +138,11 @@ def _claim(d: dict, paper: Paper, order: int, path) -> Claim:
         raise _fail(path, cid, f"[claim.review] takes only {REVIEW_KEYS}")
     if review and review.get("type") not in FINDING_TYPES:
         raise _fail(path, cid, f"review type must be one of {FINDING_TYPES}")
-    if not isinstance(d.get("identity", False), bool):
-        raise _fail(path, cid, "'identity' must be true or false")
-    return Claim(cid, paper=paper.id, why=why, identity=d.get("identity", False), parts=tuple(parts),
+    for flag in ("identity", "forall"):
+        if not isinstance(d.get(flag, False), bool):
+            raise _fail(path, cid, f"{flag!r} must be true or false")
+    return Claim(cid, paper=paper.id, why=why, identity=d.get("identity", False), forall=d.get("forall", False),
+                 parts=tuple(parts),
                  reading=reading, reading_of=str(d.get("reading_of", "")), quote=str(d.get("quote", "")).strip(),
                  review={k: str(v).strip() for k, v in review.items()}, order=order, path=str(path), **vals)
 

@@ -25,11 +25,17 @@ VERDICTS = ("holds", "violated", "vacuous", "expected-failure", "inconclusive", 
 # step, a reconstruction, runs outside the hypotheses) are shown beside it, never counted against the paper.
 # FINDING_TYPES: every record whose verdict is one of these carries one; "loose" may also qualify a "holds".
 NEEDS_FINDING_TYPE = ("expected-failure", "vacuous", "inconclusive")
-# "test": some data would make the record fail (evidence for the claim). "identity": it holds for any numbers
-# (an algebraic identity, Cauchy–Schwarz, a construction true by design): a consistency check of the code,
-# never on its own evidence that the paper is right.
-EVIDENCE = ("test", "identity")
-# The comparable tightness figure a check declares for its record (theory.report.tightness): "slack" (an
+# Every check record states its evidence, never by default (issue 32). "test": some data would make the record
+# fail: a finite observed/bound (or ratio) that the paper's statement compares, or a wrong version of the same
+# statement rejected on the same data (named in ``rejects``). "consistency": it holds for any numbers (an algebraic
+# identity, Cauchy–Schwarz, a triangle inequality, a certificate true for any matrix, a construction true by
+# design): a check of the code, never on its own evidence that the paper is right.
+EVIDENCE = ("test", "consistency")
+# Whether the run behind a record is inside the paper's hypotheses (every event the proof invokes checked and
+# holding): True, False or "unknown", always with ``inside_reason``. Only inside records of the statement as
+# printed give a claim its verdict (theory.analysis).
+INSIDE = (True, False, "unknown")
+# The comparable tightness figure a check declares for its record (theory.analysis.tightness): "slack" (an
 # inequality, bound ÷ observed), "err/tol" (an identity), "exponent" (a rate or limit: fitted − claimed),
 # "discrepancy" (an expected failure: the factor off). Left empty, the report infers it from the record.
 FIGURE_KINDS = ("slack", "err/tol", "exponent", "discrepancy")
@@ -37,7 +43,7 @@ FIGURE_KINDS = ("slack", "err/tol", "exponent", "discrepancy")
 # flipped sign, perturbed identity) run through the same check; its verdict is "holds" when the check
 # rejected the wrong version and "violated" when it did not (the check is then too weak to fail).
 ROLES = ("check", "companion")
-SCHEMA_VERSION = 2  # 2: registry snapshot and per-claim section (verdicts, readings, parts)
+SCHEMA_VERSION = 3  # 2: registry snapshot and per-claim section; 3: evidence stated, inside/inside_reason, worst_case
 
 
 def _jsonable(x: Any) -> Any:
@@ -70,6 +76,19 @@ class Measurement:
     failures expected by chance (:func:`theory.runs.sweep.false_alarms`). ``role="companion"`` marks the record of a wrong-version test (see
     :data:`ROLES`): the report lists it apart and never takes the claim's verdict or
     headline figure from it.
+
+    Stated on every check record, never defaulted (issue 32; the verdict is derived from them in
+    :mod:`theory.analysis`):
+
+    - ``evidence``: ``"test"`` (some data would make it fail: a finite observed/bound or ratio, or ``rejects``
+      naming the wrong version of the statement it rejects on the same data) or ``"consistency"`` (true for any
+      numbers). A test record with neither is a ``ValueError``.
+    - ``inside`` (True, False or ``"unknown"``) and ``inside_reason``: whether every event the proof invokes was
+      checked and held on this run, and which with their values. Only inside records of the statement as
+      printed set the claim's verdict; the others are shown beside it. ``reading="outside-hypotheses"``
+      implies ``inside=False``.
+    - ``worst_case``: the record's observed/bound is the largest over random points, optima and an
+      adversarial search including the proof's equality cases (what a registry ``forall`` claim needs).
     """
 
     claim: str
@@ -93,7 +112,11 @@ class Measurement:
     role: str = "check"
     reading: str = "as-stated"
     finding_type: str = ""
-    evidence: str = "test"
+    evidence: str = ""
+    inside: Any = None
+    inside_reason: str = ""
+    rejects: str = ""
+    worst_case: bool = False
     covers: list = field(default_factory=list)
     figure_kind: str = ""
     false_alarm: float | None = None
@@ -111,8 +134,7 @@ class Measurement:
             raise ValueError(f"{self.claim}: an expected-failure record must state its finding")
         if self.reading not in READINGS:
             raise ValueError(f"{self.claim}: reading {self.reading!r} is not one of {READINGS}")
-        if self.evidence not in EVIDENCE:
-            raise ValueError(f"{self.claim}: evidence {self.evidence!r} is not one of {EVIDENCE}")
+        self._check_evidence_and_inside()
         if self.finding_type and self.finding_type not in FINDING_TYPES:
             raise ValueError(f"{self.claim}: finding_type {self.finding_type!r} is not one of {FINDING_TYPES}")
         if self.role == "check" and self.verdict in NEEDS_FINDING_TYPE and not self.finding_type:
@@ -132,6 +154,41 @@ class Measurement:
         self.covers = list(self.covers)
         if self.ratio is None and _is_num(self.observed) and _is_num(self.bound) and float(self.bound) != 0:
             self.ratio = float(self.observed) / float(self.bound)
+        if self.role == "check" and self.evidence == "test" and not (self.falsifiable or self.rejects.strip()):
+            raise ValueError(f"{self.claim}: a test record needs a finite observed and bound (or ratio) that could "
+                             f"cross, or rejects= naming the wrong version it rejects on the same data; a record that "
+                             f"no data could fail is evidence='consistency'")
+
+    @property
+    def falsifiable(self) -> bool:
+        """A numeric observed/bound (or ratio): some data would put it on the wrong side."""
+        return _is_num(self.ratio) or (_is_num(self.observed) and _is_num(self.bound))
+
+    def _check_evidence_and_inside(self) -> None:
+        """Evidence and the hypothesis report are stated on every check record (issue 32); companions may omit."""
+        if self.evidence == "identity":
+            raise ValueError(f"{self.claim}: evidence 'identity' is now 'consistency' (it holds for any numbers)")
+        if self.role == "companion":
+            if self.evidence and self.evidence not in EVIDENCE:
+                raise ValueError(f"{self.claim}: evidence {self.evidence!r} is not one of {EVIDENCE}")
+            if self.inside is None:
+                self.inside = "unknown"
+            return
+        if self.evidence not in EVIDENCE:
+            raise ValueError(f"{self.claim}: evidence= is required on a check record, one of {EVIDENCE} "
+                             f"(got {self.evidence!r}): 'test' if some data would make it fail, else 'consistency'")
+        if self.inside is None and self.reading == "outside-hypotheses":
+            self.inside = False
+            self.inside_reason = self.inside_reason or "a reading outside the paper's hypotheses"
+        if self.inside not in INSIDE or isinstance(self.inside, int) and not isinstance(self.inside, bool):
+            raise ValueError(f"{self.claim}: inside= is required on a check record: True, False or 'unknown' (whether "
+                             f"every event the proof invokes was checked and held on this run), got {self.inside!r}")
+        if not str(self.inside_reason).strip():
+            raise ValueError(f"{self.claim}: inside_reason= is required: which hypotheses were checked, and their values")
+        if self.reading == "outside-hypotheses" and self.inside is True:
+            raise ValueError(f"{self.claim}: a record read outside the hypotheses cannot say inside=True")
+        if not isinstance(self.worst_case, bool):
+            raise ValueError(f"{self.claim}: worst_case must be True or False")
 
     def to_json(self) -> dict:
         return _jsonable(asdict(self))
@@ -228,7 +285,7 @@ def write_results(doc: dict, out_path: os.PathLike | str) -> None:
 
 def merge(records_dir: os.PathLike | str, out_path: os.PathLike | str, run: dict | None = None) -> dict:
     """Merge per-process JSONL records into ``results.json`` with the registry snapshot and claims section."""
-    from .report import complete
+    from .analysis import complete
 
     doc = complete(collect(records_dir, run))
     write_results(doc, out_path)

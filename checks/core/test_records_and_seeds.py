@@ -25,7 +25,7 @@ def test_ctx_generator_reproducible(ctx):
 
 
 def test_measurement_ratio_and_json():
-    m = Measurement(claim="wang2024/thm-4.5", verdict="holds", observed=2.0, bound=4.0,
+    m = Measurement(claim="wang2024/thm-4.5", verdict="holds", evidence="test", inside=True, inside_reason="unit test", observed=2.0, bound=4.0,
                     series={"s": {"x": [1, 2], "y": [float("inf"), 1.0]}})
     assert m.ratio == 0.5
     j = m.to_json()
@@ -45,8 +45,8 @@ def test_verdict_for():
 
 def test_writer_merge_survives_torn_line(tmp_path):
     w1, w2 = RecordWriter(tmp_path / "rec", "gw0"), RecordWriter(tmp_path / "rec", "gw1")
-    w1.write(Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=1e-15, bound=1e-12))
-    w2.write(Measurement(claim="bantzis2025/ex-1", verdict="holds", observed=0.5, bound=0.5))
+    w1.write(Measurement(claim="kou2023/lem-5.2", verdict="holds", evidence="test", inside=True, inside_reason="unit test", observed=1e-15, bound=1e-12))
+    w2.write(Measurement(claim="bantzis2025/ex-1", verdict="holds", evidence="test", inside=True, inside_reason="unit test", observed=0.5, bound=0.5))
     with open(w2.path, "a") as f:
         f.write('{"claim": "torn')  # an interrupted write
     doc = records.merge(tmp_path / "rec", tmp_path / "results.json", {"profile": "quick"})

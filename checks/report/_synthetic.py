@@ -10,7 +10,7 @@ import copy
 import math
 
 from theory.records import Measurement, _jsonable
-from theory.report import registry_info
+from theory.analysis import registry as registry_info
 
 
 def registry(**entries) -> dict:
@@ -30,6 +30,11 @@ RUN = {"profile": "quick", "seed": 0, "device": "cpu", "device_name": "x86_64", 
 def _rec(claim, verdict, **kw) -> dict:
     kw.setdefault("test", f"checks/{claim.split('/')[0]}/test_synth.py::test_{claim.split('/')[1]}")
     kw.setdefault("seconds", 0.25)
+    if kw.get("role", "check") == "check":  # stated on every check record (issue 32)
+        kw.setdefault("evidence", "test" if kw.get("observed") is not None and kw.get("bound") is not None
+                      else "consistency")
+        kw.setdefault("inside", True)
+        kw.setdefault("inside_reason", "synthetic run: every hypothesis taken as checked")
     return Measurement(claim=claim, verdict=verdict, profile="quick", device="cpu", seed=0, **kw).to_json()
 
 
@@ -80,7 +85,7 @@ def doc(extra_records=(), registry_entries=None, **run) -> dict:
              "checks/zhu2022/test_synth.py::test_failed_after_record": {
                  "outcome": "failed", "seconds": 0.1, "claims": ["zhu2022/lem-5"],
                  "records": {"zhu2022/lem-5:holds": 1}, "message": "AssertionError: assert 0.5 < 0.4"}}
-    return {"schema": 2, "generated": "2026-01-01T00:00:12+00:00",
+    return {"schema": 3, "generated": "2026-01-01T00:00:12+00:00",
             "run": _jsonable(dict(RUN, tests=tests, **run)),
             "registry": registry(**(registry_entries or {})),
             "records": records() + list(extra_records)}

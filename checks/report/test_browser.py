@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 
+from theory.analysis import verdicts
 import theory.report as report
 
 from . import _chromium, _synthetic
@@ -32,8 +33,13 @@ window.addEventListener('load',function(){var first='';
   try{var th=document.querySelectorAll('#summary-table thead th')[4];th.click();th.click();
       first=document.querySelector('#summary-table tbody tr.row').getAttribute('data-claim');}
   catch(x){window.__errs.push('sort '+x);}
+  var mm=document.querySelector('.statement .math math'),box=mm?mm.getBoundingClientRect():null,
+      kids=mm?mm.querySelectorAll('mi,mo,mn').length:0;
+  var math={found:!!mm,mathml:!!(mm&&typeof MathMLElement!=='undefined'&&mm instanceof MathMLElement),
+            w:box?box.width:0,h:box?box.height:0,tokens:kids};
   var d=document.createElement('pre');d.id='__probe';
-  d.textContent=JSON.stringify({errors:window.__errs,svgs:document.querySelectorAll('svg').length,first:first});
+  d.textContent=JSON.stringify({errors:window.__errs,svgs:document.querySelectorAll('svg').length,first:first,
+                                math:math});
   document.body.appendChild(d);});
 </script>"""
 
@@ -55,6 +61,9 @@ def test_loads_without_console_errors(page, tmp_path):
     assert probe["errors"] == []
     assert probe["svgs"] >= 4
     assert probe["first"] == "wang2024/thm-4.5"  # sorted by severity, descending: the one violated claim
+    # issue 34: a statement's formula is a MathML element the browser lays out (not LaTeX source in a code font)
+    m = probe["math"]
+    assert m["found"] and m["mathml"] and m["tokens"] > 0 and m["w"] > 0 and m["h"] > 0, m
     uncaught = [ln for ln in r.stderr.splitlines() if "CONSOLE" in ln and ("Uncaught" in ln or "Error" in ln)]
     assert uncaught == []
 
@@ -123,7 +132,7 @@ def test_overview_marks_link_to_claim_sections(page, tmp_path):
 
     probe = _probe_overview(page, tmp_path)
     assert probe["errors"] == [] and probe["overview"] and probe["w"] > 600 and probe["h"] > 100
-    assert sorted(probe["claims"]) == sorted(r.id for r in summary.build_rows(_synthetic.doc()))
+    assert sorted(probe["claims"]) == sorted(r.id for r in verdicts.build_rows(_synthetic.doc()))
     assert probe["bad"] == []
 
 

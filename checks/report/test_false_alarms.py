@@ -10,10 +10,10 @@ from theory.runs.sweep import false_alarms
 
 
 def test_false_alarm_is_a_probability():
-    Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=1, bound=2, false_alarm=1e-3)
+    Measurement(claim="kou2023/lem-5.2", verdict="holds", evidence="test", inside=True, inside_reason="unit test", observed=1, bound=2, false_alarm=1e-3)
     for bad in (0, 1, 1.5, -0.1, float("nan"), "often"):
         with pytest.raises(ValueError, match="false_alarm must be a probability"):
-            Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=1, bound=2, false_alarm=bad)
+            Measurement(claim="kou2023/lem-5.2", verdict="holds", evidence="test", inside=True, inside_reason="unit test", observed=1, bound=2, false_alarm=bad)
 
 
 def test_union_bound_per_test_and_over_seeds():

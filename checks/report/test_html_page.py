@@ -12,10 +12,11 @@ import sys
 
 import pytest
 
+from theory.analysis import verdicts
 import theory.report as report
 from theory import claims
 from theory.records import atomic_write
-from theory.report import page as page_mod, summary
+from theory.report import page as page_mod
 
 from . import _synthetic
 from ._html import Page, external_references
@@ -74,7 +75,7 @@ def _summary_row(text: str, claim_id: str) -> str:
 
 def test_verdicts_are_the_worst_record_and_rule_is_on_the_page(built):
     text, _ = built
-    assert summary.VERDICT_RULE in html.unescape(text)
+    assert verdicts.VERDICT_RULE in html.unescape(text)
     expect = {"wang2024/thm-4.5": "violated", "kou2023/lem-5.3": "expected failure",
               "bantzis2025/prop-3.2": "vacuous", "kou2023/lem-C.3": "holds", "zhu2022/rem-D.2": "not applicable",
               "bantzis2025/ex-1": "error", "wang2024/fig-2": "not encoded",
@@ -85,17 +86,17 @@ def test_verdicts_are_the_worst_record_and_rule_is_on_the_page(built):
 
 
 def test_worst_order():
-    assert summary.worst(["holds", "violated", "expected-failure"]) == "violated"
-    assert summary.worst(["holds", "vacuous", "not-applicable"]) == "vacuous"
-    assert summary.worst(["not-applicable", "holds"]) == "holds"
-    assert summary.worst(["holds", "expected-failure", "vacuous"]) == "expected-failure"
-    assert summary.worst([]) == "not-encoded"
+    assert verdicts.worst(["holds", "violated", "expected-failure"]) == "violated"
+    assert verdicts.worst(["holds", "vacuous", "not-applicable"]) == "vacuous"
+    assert verdicts.worst(["not-applicable", "holds"]) == "holds"
+    assert verdicts.worst(["holds", "expected-failure", "vacuous"]) == "expected-failure"
+    assert verdicts.worst([]) == "not-encoded"
 
 
 def test_counts_reasons_findings_and_metadata(built):
     text, _ = built
-    rows = summary.build_rows(_synthetic.doc())
-    c = summary.counts(rows)
+    rows = verdicts.build_rows(_synthetic.doc())
+    c = verdicts.counts(rows)
     assert c["not-encoded"] == len(claims.catalog()) - 9
     assert f'v-not-encoded">not encoded</span> {c["not-encoded"]}<' in text
     assert "A remark with no checkable content." in _section(text, "zhu2022/rem-D.2")
@@ -115,7 +116,7 @@ def test_counts_reasons_findings_and_metadata(built):
 
 def test_companions_listed_apart_and_counted(built):
     text, _ = built
-    rows = {r.id: r for r in summary.build_rows(_synthetic.doc())}
+    rows = {r.id: r for r in verdicts.build_rows(_synthetic.doc())}
     assert rows["kou2023/lem-C.3"].rejected == (1, 1) and rows["zhu2022/lem-3"].rejected == (0, 1)
     assert len(rows["kou2023/lem-C.3"].records) == 1          # the companion is not a measurement
     assert rows["kou2023/lem-C.3"].headline["role"] == "check"
@@ -134,11 +135,17 @@ def test_companion_verdict_must_say_rejected_or_not():
         Measurement(claim="kou2023/lem-C.3", verdict="holds", role="mutation")
 
 
-def test_statement_latex_is_shown_as_text():
-    stmt = "For $t\\ge0$: $$\\log\\big(e^{x_0}+C_1t\\big)$$"
+def test_statement_latex_is_rendered_as_mathml():
+    """Issue 34: formulas render as MathML (offline, native in Chromium and Firefox); a formula may span lines;
+    LaTeX the converter cannot read is shown as source, and markup in a statement is never injected."""
+    stmt = "For $t\\ge0$ and $\\|\\theta\\|^2\n = L$: $$\\log\\big(e^{x_0}+C_1t\\big)$$ <b>x</b> $\\frac{$"
     text = report.render(_synthetic.doc(registry_entries={"kou2023/lem-5.3": {"statement": stmt}}))
     sec = _section(text, "kou2023/lem-5.3")
-    assert '<span class="math display">\\log\\big(e^{x_0}+C_1t\\big)' in sec
+    assert '<span class="math display" title="\\log\\big(e^{x_0}+C_1t\\big)"><math ' in sec
+    assert 'display="block"' in sec and '<span class="math" title="\\|\\theta\\|^2 = L"><math' in sec
+    assert "<msup>" in sec and "&#x003B8;" in sec  # θ, squared
+    assert '<span class="math src">\\frac{</span>' in sec and "&lt;b&gt;x&lt;/b&gt;" in sec
+    assert "<b>x</b>" not in sec and "$" not in sec.split("Statement.")[1].split("</div>")[0]
 
 
 def test_render_is_deterministic_and_hash_seed_independent(tmp_path):
@@ -199,3 +206,15 @@ def test_rebuild_from_results_json(tmp_path):
     p.write_text(json.dumps(_synthetic.doc()))
     out = report.build_from_json(p)
     assert out == tmp_path / "index.html" and out.read_text() == report.render(_synthetic.doc())
+
+
+def test_series_of_several_records_with_one_plot_key_share_one_figure():
+    """Issue 34: three records whose series name the same ``plot`` give one overlaid figure, not three."""
+    cid = "kou2023/lem-5.2"
+    extra = [_synthetic._rec(cid, "holds", observed=1.0, bound=2.0, config={"eta": eta},
+                             series={"balance": {"x": [1, 2, 3], "y": [eta, 2 * eta, 3 * eta], "plot": "drift"}})
+             for eta in (0.1, 0.2, 0.4)]
+    sec = _section(report.render(_synthetic.doc(extra)), cid)
+    assert sec.count('class="fig"') == 1  # one figure box
+    assert sec.count("its series are in the plot drift above") == 3
+    assert all(f"balance (eta={eta})" in sec for eta in (0.1, 0.2, 0.4))

@@ -11,8 +11,9 @@ import re
 
 import pytest
 
+from theory.analysis import verdicts
 from theory.report import overview, page, summary
-from theory.report.tightness import figure
+from theory.analysis.tightness import figure
 
 from . import _synthetic
 from ._html import Page
@@ -28,7 +29,7 @@ def rec(verdict, observed, bound, **kw):
     (rec("violated", 2.0, 1.0), "slack", 0.5),                   # crossed: 1 / 2 < 1
     (rec("violated", 0.5, 1.0), "slack", 0.5),                   # a lower bound crossed
     (rec("vacuous", 0.99, 1.0, finding_type="vacuous"), "slack", 1 / 0.99),
-    (rec("holds", 1e-13, 1e-10, evidence="identity"), "err/tol", 1e-3),
+    (rec("holds", 1e-13, 1e-10, evidence="consistency"), "err/tol", 1e-3),
     (rec("holds", -2e-13, 1e-10, tightness="max rel err / tolerance"), "err/tol", 2e-3),
     (rec("holds", -1.98, -1.0, tightness="fitted exponent vs stated"), "exponent", -0.98),
     (rec("expected-failure", 1.9e10, 1.0, finding="x"), "discrepancy", 1.9e10),
@@ -84,9 +85,9 @@ def test_declared_figure_kind_wins_over_the_inference():
 def test_a_figure_kind_outside_the_list_is_an_error():
     from theory.records import Measurement
 
-    Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=1, bound=2, figure_kind="err/tol")
+    Measurement(claim="kou2023/lem-5.2", verdict="holds", evidence="test", inside=True, inside_reason="unit test", observed=1, bound=2, figure_kind="err/tol")
     with pytest.raises(ValueError, match="figure_kind 'tightness' is not one of"):
-        Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=1, bound=2, figure_kind="tightness")
+        Measurement(claim="kou2023/lem-5.2", verdict="holds", evidence="test", inside=True, inside_reason="unit test", observed=1, bound=2, figure_kind="tightness")
 
 
 def test_summary_table_shows_the_figure():
@@ -101,12 +102,12 @@ def _marks(text):
 
 def test_overview_on_the_page_one_mark_per_claim_each_linking_its_section():
     doc = _synthetic.doc()
-    text = page.render(doc, summary.build_rows(doc))
+    text = page.render(doc, verdicts.build_rows(doc))
     assert text.index('id="overview"') < text.index('id="summary"')  # at the top of the page
     p = Page(text)
     assert p.errors == []
     marks = _marks(text)
-    rows = summary.build_rows(doc)
+    rows = verdicts.build_rows(doc)
     assert sorted(c for _, c in marks) == sorted(r.id for r in rows)
     sections = set(re.findall(r'<section class="claim" id="([^"]+)"', text))
     assert all(a == page.anchor(c) and a in sections for a, c in marks)
@@ -120,7 +121,7 @@ def test_overview_ranges_and_rings_across_seeds():
         for r in d["records"]:
             if r["claim"] == "zhu2022/lem-5":
                 r.update(observed=obs, bound=1.0, ratio=obs, verdict="holds" if obs <= 1 else "violated")
-        docs.append(summary.build_rows(d))
+        docs.append(verdicts.build_rows(d))
     ms = {m.claim: m for m in overview.marks(docs, page.anchor)}
     m = ms["zhu2022/lem-5"]
     assert m.varies and m.kind == "slack"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from theory.analysis import verdicts
 import theory.report as report
 from theory.records import Measurement
-from theory.report import summary
 
 from . import _synthetic
 from .test_html_page import _section, _summary_row
@@ -16,13 +16,15 @@ CID = "kou2023/lem-A.1"
 
 def _rows(extra, **entry):
     d = _synthetic.doc(extra, registry_entries={CID: entry} if entry else None)
-    return {r.id: r for r in summary.build_rows(d)}, d
+    return {r.id: r for r in verdicts.build_rows(d)}, d
 
 
 def _r(verdict, covers=(), **kw):
     """A record of CID; ``covers`` is set on the written record, since the parts live in the doc's own
     registry snapshot (the live registry validates covers at record time, see the last test)."""
     kw.setdefault("test", "checks/kou2023/test_synth.py::test_model")
+    if "observed" not in kw and "bound" not in kw and kw.get("evidence", "test") == "test":
+        kw.update(observed=1.0, bound=2.0)  # a test record: some data could fail it
     return dict(_synthetic._rec(CID, verdict, **kw), covers=list(covers))
 
 
@@ -47,17 +49,17 @@ def test_inconclusive_does_not_override_a_holds():
     inc = _r("inconclusive", finding="flat on this data: no power", finding_type="inconclusive")
     assert _rows([_r("holds", observed=1, bound=2), inc])[0][CID].verdict == "holds"
     assert _rows([inc])[0][CID].verdict == "inconclusive"
-    assert summary.worst(["inconclusive", "vacuous"]) == "vacuous"
+    assert verdicts.worst(["inconclusive", "vacuous"]) == "vacuous"
 
 
 def test_identity_records_alone_are_consistency_not_evidence():
-    ident = _r("holds", evidence="identity", observed=0.3, bound=1.0)
+    ident = _r("holds", evidence="consistency", observed=0.3, bound=1.0)
     assert _rows([ident])[0][CID].verdict == "consistency"
-    assert _rows([ident], identity=True)[0][CID].verdict == "holds-identity"
+    assert _rows([ident], identity=True)[0][CID].verdict == "consistency"  # an identity claim needs a test too
     assert _rows([ident, _r("holds", observed=1, bound=2)])[0][CID].verdict == "holds"
     text = report.render(_rows([ident])[1])
     assert ">consistency only</span>" in _summary_row(text, CID)
-    assert "identity: holds for any numbers" in _section(text, CID)
+    assert "consistency: holds for any numbers" in _section(text, CID)
 
 
 def test_untested_parts_make_holds_in_part():
@@ -65,7 +67,7 @@ def test_untested_parts_make_holds_in_part():
     rows, d = _rows([_r("holds", covers=["t = 0"])], parts=parts)
     assert rows[CID].verdict == "holds-in-part" and rows[CID].untested == ["t > 0"]
     # an identity record does not test a part; a record of another reading does not either
-    rows, _ = _rows([_r("holds", covers=["t = 0"]), _r("holds", covers=["t > 0"], evidence="identity"),
+    rows, _ = _rows([_r("holds", covers=["t = 0"]), _r("holds", covers=["t > 0"], evidence="consistency"),
                      _r("holds", covers=["t > 0"], reading="proof-step")], parts=parts)
     assert rows[CID].untested == ["t > 0"]
     rows, _ = _rows([_r("holds", covers=parts)], parts=parts)
@@ -93,14 +95,116 @@ def test_claims_section_in_results():
     assert d["claims"]["kou2023/lem-5.3"]["finding_types"] == ["typo"]
 
 
+BASE = {"evidence": "test", "inside": True, "inside_reason": "unit test", "observed": 1.0, "bound": 2.0}
+
+
 @pytest.mark.parametrize("kw,msg", [
     ({"verdict": "expected-failure", "finding": "x"}, "needs finding_type"),
     ({"verdict": "vacuous"}, "needs finding_type"),
     ({"verdict": "holds", "reading": "loose"}, "reading 'loose'"),
-    ({"verdict": "holds", "evidence": "proof"}, "evidence 'proof'"),
+    ({"verdict": "holds", "evidence": "proof"}, "evidence= is required"),
+    ({"verdict": "holds", "evidence": ""}, "evidence= is required"),
+    ({"verdict": "holds", "evidence": "identity"}, "now 'consistency'"),
+    ({"verdict": "holds", "inside": None}, "inside= is required"),
+    ({"verdict": "holds", "inside": 1}, "inside= is required"),
+    ({"verdict": "holds", "inside_reason": " "}, "inside_reason= is required"),
+    ({"verdict": "holds", "reading": "outside-hypotheses"}, "cannot say inside=True"),
+    ({"verdict": "holds", "observed": None, "bound": None}, "needs a finite observed and bound"),
+    ({"verdict": "holds", "observed": "nan"}, "needs a finite observed and bound"),
     ({"verdict": "holds", "finding_type": "wrong"}, "finding_type 'wrong'"),
     ({"verdict": "holds", "covers": ["no such part"]}, "not parts of its registry entry"),
 ])
 def test_record_fields_are_validated(kw, msg):
     with pytest.raises(ValueError, match=msg):
-        Measurement(claim=CID, **kw)
+        Measurement(claim=CID, **{**BASE, **kw})
+
+
+def test_evidence_is_stated_and_a_test_names_what_could_fail():
+    """Issue 32: no default evidence; a test with no numbers names the wrong version it rejects."""
+    m = Measurement(claim=CID, verdict="holds", evidence="test", inside="unknown", inside_reason="not checked",
+                    rejects="the sign-flipped statement fails at 40/40 points")
+    assert m.rejects and not m.falsifiable
+    c = Measurement(claim=CID, verdict="holds", evidence="consistency", inside=False, inside_reason="m < L^3")
+    assert c.to_json()["inside"] is False
+    o = Measurement(claim=CID, verdict="holds", evidence="test", reading="outside-hypotheses", observed=1, bound=2)
+    assert o.inside is False and o.inside_reason
+    comp = Measurement(claim=CID, verdict="holds", role="companion", observed=1, bound=2)
+    assert comp.inside == "unknown"
+
+
+def test_only_records_inside_the_hypotheses_judge():
+    """An as-stated record whose run is outside (or not known inside) is shown beside the verdict, never as it."""
+    bad = _r("violated", observed=3, bound=1, inside=False, inside_reason="Lemma A.2's width condition fails (m=20)")
+    unk = _r("violated", observed=3, bound=1, inside="unknown", inside_reason="event not checked")
+    rows, d = _rows([_r("holds", observed=1, bound=2), bad, unk])
+    assert rows[CID].verdict == "holds" and rows[CID].other_readings == [bad, unk]
+    sec = _section(report.render(d), CID)
+    assert "Beside the verdict — outside-hypotheses reading" in sec and "width condition fails" in sec
+    assert "outside-hypotheses violated" in _summary_row(report.render(d), CID)
+    rows, d = _rows([bad])
+    assert rows[CID].verdict == "outside" and "width condition fails" in rows[CID].reason
+    assert ">outside the hypotheses</span>" in _summary_row(report.render(d), CID)
+    # a failed test still reads error, inside or not
+    doc = _synthetic.doc([bad])
+    doc["run"]["tests"]["checks/kou2023/test_synth.py::test_model"] = {"outcome": "failed", "claims": [CID]}
+    assert {r.id: r for r in verdicts.build_rows(doc)}[CID].verdict == "error"
+    # a finding of an outside record is listed with the other readings, not as a finding against the paper
+    ef = _r("expected-failure", observed=9, bound=1, finding="fails on the stand-in", finding_type="false-as-stated",
+            inside=False, inside_reason="a stand-in setting, never the paper's experiment")
+    text = report.render(_rows([_r("holds", observed=1, bound=2), ef])[1])
+    findings = text[text.index('id="findings"'):text.index('id="claims"')]
+    assert "fails on the stand-in" in findings[findings.index('id="findings-other-readings"'):]
+
+
+def test_identity_label_only_for_identities_with_every_part_tested():
+    """"holds (identity)" needs the registry's identity flag and no untested part (bantzis prop-3.2 read
+    "holds (identity), 0/5 parts tested")."""
+    parts = ["L = 2", "L = 3"]
+    rows, _ = _rows([_r("holds", covers=["L = 2"], observed=0, bound=1)], identity=True, parts=parts)
+    assert rows[CID].verdict == "holds-in-part" and rows[CID].untested == ["L = 3"]
+    rows, _ = _rows([_r("holds", covers=parts, observed=0, bound=1)], identity=True, parts=parts)
+    assert rows[CID].verdict == "holds-identity"
+    rows, _ = _rows([_r("holds", covers=parts, evidence="consistency", observed=0, bound=1)], identity=True,
+                    parts=parts)
+    assert rows[CID].verdict == "consistency"
+
+
+def test_a_forall_claim_needs_its_worst_case():
+    """A statement for every θ reads "holds" only with an inside test record at its adversarial worst case."""
+    rows, d = _rows([_r("holds", observed=1, bound=2)], forall=True)
+    assert rows[CID].verdict == "holds-in-part" and rows[CID].untested == [verdicts.WORST_CASE_PART]
+    rows, _ = _rows([_r("holds", observed=1, bound=2), _r("holds", observed=1.9, bound=2, worst_case=True)],
+                    forall=True)
+    assert rows[CID].verdict == "holds" and rows[CID].headline["worst_case"]
+    # the worst case of an outside run does not count
+    rows, _ = _rows([_r("holds", observed=1, bound=2),
+                     _r("holds", observed=1.9, bound=2, worst_case=True, inside=False, inside_reason="x")],
+                    forall=True)
+    assert rows[CID].verdict == "holds-in-part"
+
+
+def test_headline_is_the_worst_record_not_the_one_with_a_plot():
+    plotted = _r("holds", observed=1, bound=10, series={"s": {"x": [1, 2], "y": [1, 2]}}, config={"a": 1})
+    tight = _r("holds", observed=9, bound=10)
+    loose_lower = _r("holds", observed=50, bound=10, tightness="lower bound")
+    rows, _ = _rows([plotted, tight, loose_lower])
+    assert rows[CID].headline is tight
+    err = _r("holds", observed=1e-13, bound=1e-12, evidence="consistency")
+    rows, _ = _rows([err, _r("holds", observed=2e-13, bound=1e-12, evidence="consistency")])
+    assert rows[CID].headline["observed"] == 2e-13
+    assert verdicts.badness(tight) == pytest.approx(0.9)
+
+
+def test_claims_section_states_headline_outside_and_forall():
+    bad = _r("violated", observed=3, bound=1, inside=False, inside_reason="off the event")
+    rows, d = _rows([_r("holds", observed=1, bound=2, worst_case=True), bad], forall=True)
+    sec = verdicts.claims_section(rows.values())[CID]
+    assert sec["verdict"] == "holds" and sec["forall"] and sec["outside"] == 1
+    assert sec["headline"]["worst_case"] and sec["headline"]["badness"] == pytest.approx(0.5)
+    assert sec["other_readings"][0]["reading"] == "outside-hypotheses" and sec["other_readings"][0]["inside"] is False
+
+
+def test_records_of_schema_2_read_as_inside_with_stated_default():
+    old = {"claim": CID, "verdict": "holds", "observed": 1, "bound": 2, "test": "t", "reading": "as-stated"}
+    assert verdicts.inside(old) is True and verdicts.evidence(old) == "test"
+    assert verdicts.evidence(dict(old, evidence="identity")) == "consistency"

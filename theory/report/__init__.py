@@ -2,8 +2,9 @@
 
 ``build(doc, outdir)`` writes ``outdir/index.html`` (atomically: a crash never leaves
 a truncated page in place of the previous one) from a merged ``results.json``
-document. Modules: :mod:`.registry_info` (the registry snapshot a run is judged against),
-:mod:`.summary` (per-claim verdict and headline figure), :mod:`.plots` (deterministic inline SVG),
+document. The page only renders: every verdict, headline record and untested part comes from
+:mod:`theory.analysis` (the one place that decides them). Modules: :mod:`.summary` (a headline figure's text),
+:mod:`.plots` (deterministic inline SVG),
 :mod:`.text` (registry markdown to HTML), :mod:`.page` (the document).
 """
 from __future__ import annotations
@@ -11,14 +12,8 @@ from __future__ import annotations
 import pathlib
 
 from ..records import atomic_write
-from . import page, registry_info, summary
-
-
-def complete(doc: dict) -> dict:
-    """Add the registry snapshot (when absent) and the per-claim ``claims`` section to a results document."""
-    doc.setdefault("registry", registry_info.snapshot())
-    doc["claims"] = summary.claims_section(summary.build_rows(doc))
-    return doc
+from ..analysis import build_rows, complete  # noqa: F401  (complete: kept importable from here)
+from . import page
 
 
 def render(doc: dict) -> str:
@@ -27,7 +22,7 @@ def render(doc: dict) -> str:
         from . import sweep_page
 
         return sweep_page.render(doc)
-    return page.render(doc, summary.build_rows(doc))
+    return page.render(doc, build_rows(doc))
 
 
 def build(doc: dict, outdir) -> pathlib.Path:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import math
 
+from ..analysis.numbers import num  # noqa: F401  (one reading of JSON numbers, shared)
+
 
 def fmt(x, limit: int = 120) -> str:
     """Numbers to 4 significant digits, containers as compact JSON, all cut to ``limit`` characters."""
@@ -39,14 +41,3 @@ def _float(x: float) -> str:
 def kv(d: dict, limit: int = 60) -> str:
     """``k=v, k=v`` for a config dict (keys sorted)."""
     return ", ".join(f"{k}={fmt(v, limit)}" for k, v in sorted((d or {}).items()))
-
-
-def num(x) -> float | None:
-    """``x`` as a finite-or-not float, or None when it is not a number (JSON 'nan'/'inf' strings count)."""
-    if isinstance(x, bool) or x is None:
-        return None
-    if isinstance(x, (int, float)):
-        return float(x)
-    if isinstance(x, str) and x.strip().lower() in ("nan", "inf", "-inf", "+inf"):
-        return float(x)
-    return None

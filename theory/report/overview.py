@@ -1,7 +1,7 @@
 """The overview figure at the top of the page: one mark per claim, grouped by paper, coloured by verdict.
 
 Static inline SVG (no script, nothing external). One column per figure kind of
-:mod:`theory.report.tightness` — inequalities (slack, log axis, 1 = tight, the side where the bound is
+:mod:`theory.analysis.tightness` — inequalities (slack, log axis, 1 = tight, the side where the bound is
 crossed shaded, vacuous claims in their own shaded band), identities (|error| ÷ tolerance), rates and limits
 (fitted − claimed, with the CI as a bar), expected failures (factor off) — plus a strip for claims without a
 comparable figure. One row per paper. Across seeds (a sweep), a mark sits at the median and a bar spans the
@@ -15,7 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from .text import esc
-from .tightness import KINDS, Figure, figure
+from ..analysis.tightness import KINDS, Figure, figure
 
 COLOURS = {"holds": "#2e7d32", "holds-identity": "#66bb6a", "holds-in-part": "#9ccc65", "consistency": "#c0ca33",
            "violated": "#d32f2f", "error": "#5d0000", "expected-failure": "#7b1fa2", "vacuous": "#f9a825",
@@ -42,7 +42,7 @@ class Mark:
 
     @property
     def verdict(self) -> str:
-        from .summary import worst
+        from ..analysis.verdicts import worst
 
         return worst(self.verdicts)
 
@@ -92,7 +92,7 @@ def _tick_label(kind, t: float) -> str:
 
 
 def _tooltip(m: Mark) -> str:
-    from .summary import LABELS
+    from ..analysis.verdicts import LABELS
 
     vs = [LABELS.get(v, v) for v in m.verdicts]
     verdict = vs[0] if len(set(vs)) == 1 else ", ".join(f"{v} {vs.count(v)}/{len(vs)}" for v in dict.fromkeys(vs))
@@ -222,7 +222,7 @@ def render(ms: list[Mark], caption: str = "") -> str:
     legend, lx = [], LEFT
     y += 16
     present = [v for v in COLOURS if any(m.verdict == v for m in ms)]
-    from .summary import LABELS
+    from ..analysis.verdicts import LABELS
 
     for v in present:
         legend.append(f'<circle cx="{lx}" cy="{y}" r="{R}" fill="{COLOURS[v]}"/>'

@@ -11,8 +11,10 @@ from collections import Counter
 
 from . import overview, plots
 from .fmt import fmt, kv, num
-from .registry_info import papers_of
-from .summary import LABELS, SEVERITY, VERDICT_RULE, ClaimRow, counts, tightness_text
+from ..analysis.registry import papers_of
+from ..analysis.tightness import figure
+from ..analysis.verdicts import LABELS, SEVERITY, VERDICT_RULE, ClaimRow, counts, judges, reading_shown
+from .summary import tightness_text
 from .text import esc, md, md_inline
 
 MAX_TABLE_ROWS = 120
@@ -46,9 +48,9 @@ tr.paper-sep td{background:#fafafa;font-weight:bold}
 .v-inconclusive{background:#eef0f3;color:#445}.reading{border-left:4px solid #90a4ae;background:#f5f7f8;padding:.3em .8em;margin:.4em 0}
 .quote{font-style:italic;color:#333}
 .counts span{margin-right:.6em}.meta td:first-child{font-weight:600;white-space:nowrap}
-.math{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.9em;color:#0b3d6e;background:#f4f8fc;
-padding:0 2px;border-radius:3px}.math.display{display:block;margin:.4em 0;padding:.3em .6em;white-space:pre-wrap;
-overflow-x:auto}
+.math math{font-size:1.05em}.math.display{display:block;margin:.4em 0;overflow-x:auto}
+.math.src{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.9em;color:#0b3d6e;background:#f4f8fc;
+padding:0 2px;border-radius:3px;white-space:pre-wrap}
 .claim{border:1px solid #ddd;border-radius:6px;padding:.4em 1em 1em;margin:1em 0}
 .claim h4{margin:.4em 0;font-size:1.08em}.claim .sub{color:#555;font-size:.88em}
 .record{border-top:1px dashed #ccc;margin-top:.8em;padding-top:.4em}
@@ -200,7 +202,7 @@ def _summary(rows) -> str:
             flag += f'<br><span class="small">untested: {esc(", ".join(r.untested))}</span>'
         if r.other_readings:
             flag += (f'<br><span class="small">beside: ' + esc(", ".join(sorted(
-                f'{x.get("reading")} {LABELS.get(x.get("verdict"), x.get("verdict"))}' for x in r.other_readings)))
+                f'{reading_shown(x, r.info)} {LABELS.get(x.get("verdict"), x.get("verdict"))}' for x in r.other_readings)))
                 + "</span>")
         sort_t = num((h or {}).get("ratio"))
         out.append(
@@ -229,14 +231,14 @@ def _findings(rows) -> str:
                 continue
             seen.add(rec["finding"])
             item = _finding_item(r, rec)
-            if rec.get("reading", "as-stated") == "as-stated":
+            if rec.get("role") != "companion" and judges(rec, r.info):
                 groups.setdefault(rec.get("finding_type", ""), []).append(item)
             else:
                 beside.append(item)
     out = ['<h2 id="findings">Findings</h2><p class="small">What the checks found wrong, loose, vacuous or '
            'untestable in the papers, grouped by type. Each finding quotes the sentence it tests and where it '
-           'stands in the paper. Only readings of the statement as printed, under its hypotheses, count; other '
-           'readings are listed last and never counted against the paper.</p>']
+           'stands in the paper. Only readings of the statement as printed, from runs inside its hypotheses, count; '
+           'other readings and runs outside the hypotheses are listed last and never counted against the paper.</p>']
     order = list(TYPE_LABELS)
     for t in sorted(groups, key=lambda t: order.index(t) if t in order else len(order)):
         out.append(f'<h3 id="findings-{esc(t or "untyped")}">{esc(TYPE_LABELS.get(t, t))} ({len(groups[t])})</h3>'
@@ -251,7 +253,7 @@ def _findings(rows) -> str:
 
 def _finding_item(r: ClaimRow, rec: dict) -> str:
     quote = r.info.review.get("quote") or r.info.quote
-    reading = rec.get("reading", "as-stated")
+    reading = "as-stated" if judges(rec, r.info) else reading_shown(rec, r.info)
     hyp = rec.get("hypotheses") or {}
     return (f'<li>{badge(rec.get("verdict", ""))} <a href="#{anchor(r.id)}">{esc(r.id)}</a>'
             f'{" <span class=small>(" + esc(r.info.where) + ")</span>" if r.info.where else ""}'
@@ -291,7 +293,7 @@ def _claim(r: ClaimRow, figs: Figures) -> str:
         sub.append(f"time {r.seconds:.2f} s")
     out.append('<p class="sub">' + " · ".join(x for x in sub if x) + ' · <a href="#summary">summary ↑</a></p>')
     if r.reason:
-        out.append(f'<p class="reason">{"Not encoded" if r.verdict == "not-encoded" else "Not applicable"}: '
+        out.append(f'<p class="reason">{ {"not-encoded": "Not encoded", "outside": "Outside the hypotheses"}.get(r.verdict, "Not applicable")}: '
                    f'{esc(r.reason)}</p>')
     stmt = md(ci.statement)
     if r.verdict == "not-encoded":
@@ -315,8 +317,10 @@ def _claim(r: ClaimRow, figs: Figures) -> str:
                    + "".join(f"<p><strong>{esc(k)}.</strong> {md_inline(rv[k])}</p>"
                              for k in ("quote", "referee", "size") if rv.get(k)) + "</details>")
     for rec in r.other_readings:
-        out.append(f'<div class="reading">Beside the verdict — {esc(rec.get("reading"))} reading: '
+        shown = reading_shown(rec, r.info)
+        out.append(f'<div class="reading">Beside the verdict — {esc(shown)} reading: '
                    f'{badge(rec.get("verdict", ""))}{" " + esc(rec.get("finding_type")) if rec.get("finding_type") else ""}'
+                   f'{" (" + esc(rec.get("inside_reason")) + ")" if shown == "outside-hypotheses" and rec.get("inside_reason") else ""}'
                    f' <span class="small"><code>{esc(rec.get("test", ""))}</code></span></div>')
     if r.tests:
         out.append('<details class="tests"><summary>Tests (' + str(len(r.tests)) + ")</summary><ul>" + "".join(
@@ -332,20 +336,24 @@ def _claim(r: ClaimRow, figs: Figures) -> str:
         if sw:
             out.append(figs.svg(*sw))
         nfig = [0]
+        shared = plots.shared_plots(r.records + r.companions)  # one figure per "plot" key across records
+        for title, members in shared.items():
+            nfig[0] += 1
+            out.append(figs.svg(title, members))
         for k, rec in enumerate(r.records, 1):
-            out.append(_record(rec, k, len(r.records), figs, nfig))
+            out.append(_record(rec, k, len(r.records), figs, nfig, set(shared)))
         if r.companions:
             ok, tried = r.rejected
             out.append(f'<h5>Wrong versions run through the check: {ok} of {tried} rejected</h5>')
             for k, rec in enumerate(r.companions, 1):
-                out.append(_record(rec, k, tried, figs, nfig))
+                out.append(_record(rec, k, tried, figs, nfig, set(shared)))
     except Exception as e:  # keep the page whole whatever a record holds
         out.append(f'<p class="err">could not render the records: {esc(type(e).__name__)}: {esc(e)}</p>')
     out.append("</section>")
     return "\n".join(out)
 
 
-def _record(rec: dict, k: int, n: int, figs: Figures, nfig: list) -> str:
+def _record(rec: dict, k: int, n: int, figs: Figures, nfig: list, shown: set = frozenset()) -> str:
     if rec.get("role") == "companion":
         ok = rec.get("verdict") == "holds"
         head = (f'<span class="v v-{"holds" if ok else "error"}">{"rejected" if ok else "NOT rejected"}</span> '
@@ -363,8 +371,8 @@ def _record(rec: dict, k: int, n: int, figs: Figures, nfig: list) -> str:
             rows.append((key, fmt(v, 300)))
     if rec.get("reading", "as-stated") != "as-stated":
         rows.append(("reading", rec["reading"] + " (beside the verdict, not counted)"))
-    if rec.get("evidence") == "identity":
-        rows.append(("evidence", "identity: holds for any numbers (a consistency check, not evidence)"))
+    if rec.get("role") != "companion":
+        rows += _evidence_rows(rec)
     if rec.get("covers"):
         rows.append(("parts tested", ", ".join(rec["covers"])))
     if rec.get("config"):
@@ -379,6 +387,9 @@ def _record(rec: dict, k: int, n: int, figs: Figures, nfig: list) -> str:
     if rec.get("table"):
         out.append(_table(rec["table"]))
     for title, members in plots.group_series(rec.get("series") or {}).items():
+        if title in shown:  # drawn once above, with the other records' series of the same plot
+            out.append(f'<p class="small">its series are in the plot {esc(title)} above</p>')
+            continue
         nfig[0] += 1
         if nfig[0] > MAX_FIGURES_PER_CLAIM:
             out.append(f'<p class="small">plot {esc(title)} left out (more than {MAX_FIGURES_PER_CLAIM} '
@@ -387,6 +398,30 @@ def _record(rec: dict, k: int, n: int, figs: Figures, nfig: list) -> str:
         out.append(figs.svg(title, members))
     out.append("</div>")
     return "\n".join(out)
+
+
+def _evidence_rows(rec: dict) -> list[tuple[str, str]]:
+    """What makes a record evidence (or not), and whether its run is inside the paper's hypotheses."""
+    ev = rec.get("evidence") or "test"
+    if ev in ("consistency", "identity"):
+        rows = [("evidence", "consistency: holds for any numbers (a check of the code, not evidence)")]
+    else:
+        f = figure(rec)
+        how = []
+        if rec.get("rejects"):
+            how.append(f"rejects the wrong version: {rec['rejects']}")
+        if f is not None and f.value is not None and f.kind == "slack" and rec.get("verdict") == "holds":
+            how.append(f"its bound could be tightened ×{fmt(f.value)} before it fails")
+        elif f is not None and f.value is not None and f.kind == "err/tol" and rec.get("verdict") == "holds":
+            how.append(f"fails if the error grows ×{fmt(1 / f.value) if f.value > 0 else '∞'}")
+        rows = [("evidence", "test" + (": " + "; ".join(how) if how else ": observed vs bound could cross"))]
+    if rec.get("worst_case"):
+        rows.append(("worst case", "the maximum over random points, optima and an adversarial search"))
+    if "inside" in rec:
+        v = rec["inside"]
+        rows.append(("inside the hypotheses", {True: "yes", False: "no"}.get(v, "unknown")
+                     + (f" — {rec['inside_reason']}" if rec.get("inside_reason") else "")))
+    return rows
 
 
 def _table(rows: list) -> str:

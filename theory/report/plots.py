@@ -33,6 +33,29 @@ def group_series(series: dict) -> "OrderedDict[str, list[tuple[str, dict]]]":
     return groups
 
 
+def shared_plots(records: list[dict]) -> "OrderedDict[str, list[tuple[str, dict]]]":
+    """Plots that several records of one claim name by the same ``"plot"`` key: one figure each, overlaying
+    every record's series (a series name seen twice gets the record's number)."""
+    owners: dict[str, set] = {}
+    for k, rec in enumerate(records):
+        for s in (rec.get("series") or {}).values():
+            if isinstance(s, dict) and "y" in s and s.get("plot"):
+                owners.setdefault(str(s["plot"]), set()).add(k)
+    shared = {key for key, ks in owners.items() if len(ks) > 1}
+    names: dict[str, int] = {}
+    for rec in records:
+        for name, s in group_series(rec.get("series") or {}).items():
+            for n, _ in s if name in shared else ():
+                names[n] = names.get(n, 0) + 1
+    out: "OrderedDict[str, list]" = OrderedDict()
+    for k, rec in enumerate(records, 1):
+        cfg = ", ".join(f"{a}={b}" for a, b in sorted((rec.get("config") or {}).items())) or f"record {k}"
+        for name, s in group_series(rec.get("series") or {}).items():
+            if name in shared:  # a name that several records use gets its record's configuration
+                out.setdefault(name, []).extend((n if names[n] == 1 else f"{n} ({cfg})", m) for n, m in s)
+    return out
+
+
 def _floats(v) -> list[float]:
     out = []
     for a in v if isinstance(v, (list, tuple)) else [v]:

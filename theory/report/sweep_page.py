@@ -11,9 +11,9 @@ from __future__ import annotations
 from . import overview
 from .fmt import fmt, kv
 from .page import CSS, anchor, badge
-from .summary import LABELS
+from ..analysis.verdicts import LABELS
 from .text import esc, md_inline
-from .tightness import AXES
+from ..analysis.tightness import AXES
 
 
 def _g(x) -> str:
@@ -84,7 +84,7 @@ def _verdicts(a) -> str:
 
 
 def _claim(c, info, spreads, seeds) -> str:
-    from .summary import worst
+    from ..analysis.verdicts import worst
 
     v = worst(c.verdicts.values())
     out = [f'<section class="claim" id="{anchor(c.claim)}"><h4>{badge(v)} <code>{esc(c.claim)}</code> — '

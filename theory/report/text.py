@@ -1,24 +1,56 @@
-"""Catalog markdown (with LaTeX source) to safe HTML, offline: math is shown as its source text.
+"""Catalog markdown (with LaTeX) to safe HTML, offline: math is rendered as MathML (issue 34).
 
-Only a small subset is handled: ``$$…$$`` display math, ``$…$`` inline math,
-``**bold**``, ```code```, ``- `` list items and blank-line paragraphs. Everything
-is HTML-escaped first, so catalog text can never inject markup.
+Only a small subset is handled: ``$$…$$`` display math, ``$…$`` inline math (either may span lines),
+``**bold**``, ```code```, ``- `` list items and blank-line paragraphs. Text outside math is HTML-escaped, so
+catalog text can never inject markup; math is converted by latex2mathml (a maintained converter, no network),
+which escapes every character it emits, and browsers render MathML natively (nothing is fetched at view time).
+LaTeX that the converter cannot read is shown as its source text in a ``.math`` span, never dropped.
 """
 from __future__ import annotations
 
+import functools
 import html
 import re
 
 _DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
-_INLINE = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")
+_INLINE = re.compile(r"(?<![\\$])\$([^$]+?)\$")
+_STASHED = re.compile("\x00(\\d+)\x00")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _CODE = re.compile(r"`([^`\n]+)`")
 _ITEM = re.compile(r"^\s*[-*]\s+(.*)$")
 
 
+@functools.lru_cache(maxsize=4096)
+def mathml(latex: str, display: bool = False) -> str:
+    """MathML for one formula (its LaTeX source, unescaped); the escaped source in a ``.math`` span when the
+    converter cannot read it."""
+    src = " ".join(latex.split())
+    try:
+        from latex2mathml.converter import convert
+
+        out = convert(src, display="block" if display else "inline")
+        return f'<span class="math{" display" if display else ""}" title="{html.escape(src, quote=True)}">{out}</span>'
+    except Exception:  # unreadable LaTeX (or the converter missing): the source, never lost
+        return f'<span class="math{" display" if display else ""} src">{html.escape(src, quote=False)}</span>'
+
+
+def _math(esc_text: str, blocks: list[str]) -> str:
+    """Replace $$…$$ and $…$ in escaped text by placeholders for their MathML (kept in ``blocks``)."""
+    def stash(display):
+        def f(m):
+            blocks.append(mathml(html.unescape(m.group(1)), display))
+            return f"\x00{len(blocks) - 1}\x00"
+        return f
+
+    return _INLINE.sub(stash(False), _DISPLAY.sub(stash(True), esc_text))
+
+
+def _restore(s: str, blocks: list[str]) -> str:
+    return _STASHED.sub(lambda m: blocks[int(m.group(1))], s)
+
+
 def _inline(s: str) -> str:
     s = _CODE.sub(r"<code>\1</code>", s)
-    s = _INLINE.sub(r'<span class="math">\1</span>', s)
     return _BOLD.sub(r"<strong>\1</strong>", s)
 
 
@@ -26,14 +58,8 @@ def md(text: str) -> str:
     """HTML for a catalog field (escaped; LaTeX kept as source in ``.math`` spans)."""
     if not text:
         return ""
-    esc = html.escape(text, quote=False)
     blocks: list[str] = []
-
-    def stash(m):
-        blocks.append(f'<span class="math display">{m.group(1).strip()}</span>')
-        return f"\x00{len(blocks) - 1}\x00"
-
-    esc = _DISPLAY.sub(stash, esc)
+    esc = _math(html.escape(text, quote=False), blocks)
     out: list[str] = []
     in_list = False
     para: list[str] = []
@@ -68,8 +94,7 @@ def md(text: str) -> str:
     flush()
     if in_list:
         out.append("</ul>")
-    res = "\n".join(out)
-    return re.sub("\x00(\\d+)\x00", lambda m: blocks[int(m.group(1))], res)
+    return _restore("\n".join(out), blocks)
 
 
 def esc(s) -> str:
@@ -77,5 +102,6 @@ def esc(s) -> str:
 
 
 def md_inline(text: str) -> str:
-    """One-line markdown (titles): escaped, with math spans, bold and code, no paragraphs."""
-    return _inline(html.escape(text or "", quote=False))
+    """One-line markdown (titles): escaped, with MathML, bold and code, no paragraphs."""
+    blocks: list[str] = []
+    return _restore(_inline(_math(html.escape(text or "", quote=False), blocks)), blocks)

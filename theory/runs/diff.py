@@ -4,10 +4,10 @@ Per pair of runs at one seed (two single runs are compared whatever their seeds;
 a run and a sweep at the run's seed):
 
 - claims added or removed: encoded (verdict other than "not encoded") in one run and not in the other;
-- verdict changes, per claim (the verdict model of :func:`theory.report.summary.build_rows`);
+- verdict changes, per claim (the verdict model of :func:`theory.analysis.verdicts.build_rows`);
 - companions (wrong versions run through a check) that were rejected in OLD and are not in NEW, and
   companions that are gone;
-- measurements whose comparable tightness figure (:mod:`theory.report.tightness`) moved by more than
+- measurements whose comparable tightness figure (:mod:`theory.analysis.tightness`) moved by more than
   ``threshold`` (relative; default 10%): slack, err/tol and discrepancy by their value, a rate by its fitted
   value (the figure's observed).
 
@@ -88,7 +88,7 @@ def _label(key: tuple) -> str:
 
 
 def _moved(o: dict, n: dict, kinds: dict, threshold: float) -> str | None:
-    from ..report.tightness import figure
+    from ..analysis.tightness import figure
 
     fo, fn = figure(o, kinds.get(o.get("claim"), "")), figure(n, kinds.get(n.get("claim"), ""))
     if fo is None or fn is None or fo.kind != fn.kind:
@@ -107,7 +107,7 @@ def _moved(o: dict, n: dict, kinds: dict, threshold: float) -> str | None:
 
 
 def diff(old: dict, new: dict, threshold: float = 0.10) -> Diff:
-    from ..report.summary import LABELS, build_rows
+    from ..analysis.verdicts import LABELS, build_rows
 
     out = Diff(source(old), source(new), threshold)
     for seed, o, n in _pairs(old, new):

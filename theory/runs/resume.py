@@ -174,7 +174,7 @@ def finish(config, doc: dict, out_path) -> dict:
     import shutil
 
     from ..records import write_results
-    from ..report import complete
+    from ..analysis import complete
     from .merge import record_key
 
     run = doc["run"]

@@ -3,12 +3,12 @@
 A sweep document is a results document whose ``run.seeds`` lists several seeds; ``run.runs[str(seed)]`` is
 each seed's (merged) run metadata, ``records`` holds every seed's records (each carries its ``seed``).
 :func:`split` gives back one ordinary run document per seed, so every per-seed figure comes from the same
-verdict model as a single run (:func:`theory.report.summary.build_rows`). :func:`analyse` gives:
+verdict model as a single run (:func:`theory.analysis.verdicts.build_rows`). :func:`analyse` gives:
 
 - per claim: its verdict at each seed, the counts ("holds 20/20"; "expected failure 19/20, holds 1/20"),
   whether it is the same at every seed, and its headline tightness figure at each seed;
 - per measurement (claim, role, test, configuration, and its rank among equal keys): the spread (min,
-  median, max) of its comparable tightness figure (:mod:`theory.report.tightness`) over the seeds;
+  median, max) of its comparable tightness figure (:mod:`theory.analysis.tightness`) over the seeds;
 - the seeds × checks table: per test and seed, the test's outcome and its headline figure.
 """
 from __future__ import annotations
@@ -73,7 +73,7 @@ def split(doc: dict) -> dict:
 
 def verdict_counts(verdicts: list[str]) -> str:
     """``holds 20/20`` or ``expected failure 19/20, holds 1/20`` (most frequent first)."""
-    from ..report.summary import LABELS
+    from ..analysis.verdicts import LABELS
 
     n = len(verdicts)
     c = Counter(verdicts)
@@ -176,12 +176,14 @@ def _measurement_keys(records: list[dict]) -> list[tuple]:
 
 
 def test_headline(records: list[dict], kind_of_claim) -> dict | None:
-    """The record that stands for one test: its worst as-stated check record, preferring one with a figure."""
-    from ..report.summary import SEVERITY
-    from ..report.tightness import figure
+    """The record that stands for one test in the seeds × checks table (not a verdict): its worst as-stated check
+    record inside the hypotheses, preferring one with a figure."""
+    from ..analysis.verdicts import SEVERITY
+    from ..analysis.tightness import figure
 
     checks = [r for r in records if r.get("role", "check") == "check"]
-    stated = [r for r in checks if r.get("reading", "as-stated") == "as-stated"] or checks
+    stated = [r for r in checks if r.get("reading", "as-stated") == "as-stated" and r.get("inside", True) is True] \
+        or [r for r in checks if r.get("reading", "as-stated") == "as-stated"] or checks
     if not stated:
         return None
     return max(stated, key=lambda r: (SEVERITY.get(r.get("verdict"), 0),
@@ -189,8 +191,8 @@ def test_headline(records: list[dict], kind_of_claim) -> dict | None:
 
 
 def analyse(doc: dict) -> Analysis:
-    from ..report.summary import build_rows
-    from ..report.tightness import figure
+    from ..analysis.verdicts import build_rows
+    from ..analysis.tightness import figure
 
     per_seed = split(doc)
     rows_by_seed = {s: build_rows(d) for s, d in per_seed.items()}

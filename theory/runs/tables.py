@@ -37,7 +37,7 @@ def _md(s: str) -> str:
 
 
 def markdown(a: Analysis) -> str:
-    from ..report.tightness import AXES
+    from ..analysis.tightness import AXES
 
     out = [f"# Seed sweep: {len(a.seeds)} seeds ({', '.join(map(str, a.seeds))})", ""]
     out.append("False alarms: " + a.alarms.text(a.failed))

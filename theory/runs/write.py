@@ -10,7 +10,7 @@ from . import sweep, tables
 
 def sweep_claims(a: sweep.Analysis) -> dict:
     """The ``claims`` section of a sweep document: per claim its verdict at each seed, counts, stability."""
-    from ..report.summary import LABELS, worst
+    from ..analysis.verdicts import LABELS, worst
 
     return {c.claim: {"verdict": worst(c.verdicts.values()), "label": LABELS.get(worst(c.verdicts.values()), ""),
                       "verdicts": {str(s): v for s, v in c.verdicts.items()}, "counts": c.counts,
@@ -22,8 +22,9 @@ def write(doc: dict, outdir, inputs=()) -> pathlib.Path:
 
     For a sweep, each seed's report goes to ``outdir/seed-<s>/`` unless that folder is one of ``inputs``
     (``report --seeds`` runs each seed there first)."""
-    from ..report import build, complete
-    from ..report.registry_info import snapshot
+    from ..analysis import complete
+    from ..report import build
+    from ..analysis.registry import snapshot
 
     out = pathlib.Path(outdir)
     out.mkdir(parents=True, exist_ok=True)

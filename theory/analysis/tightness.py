@@ -16,7 +16,7 @@ reader can compare claims of one kind at a glance:
 
 Which kind, first rule that applies: an expected failure is a discrepancy; a record that declares its
 ``figure_kind`` has that kind; a record whose tightness text
-speaks of an exponent, slope, rate or limit is an exponent; a record marked ``evidence="identity"`` or whose
+speaks of an exponent, slope, rate or limit is an exponent; a record marked ``evidence="consistency"`` or whose
 tightness text speaks of an error, residual, gap, deviation or tolerance is err/tol; a claim whose registry
 kind speaks of an inequality, a bound or a sandwich gives a slack; a claim whose kind is a rate or a limit
 an exponent; an identity, definition, algorithm or characterization err/tol; anything else a slack. An
@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 
 from ..records import FIGURE_KINDS
-from .fmt import num
+from .numbers import num
 
 KINDS = FIGURE_KINDS
 AXES = {"slack": "slack = bound ÷ observed (log; 1 = tight, < 1 crossed)",
@@ -106,7 +106,7 @@ def kind_of(rec: dict, claim_kind: str | None = None) -> str | None:
     text = str(rec.get("tightness") or "")
     if _RATE_TEXT.search(text):
         return "exponent"
-    if rec.get("evidence") == "identity" or _IDENTITY_TEXT.search(text):
+    if rec.get("evidence") in ("consistency", "identity") or _IDENTITY_TEXT.search(text):
         return "err/tol"
     if _BOUND_KIND.search(ck):
         return "slack"
