@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from fixtures import data
+from theory import data
 from theory import DivergenceError, UnknownClaimError, claims, device
 from theory.records import Measurement
 from theory.sim import activations, jacobian, losses, models, spectra, train

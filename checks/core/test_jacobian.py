@@ -3,7 +3,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixtures import data
+from theory import data
 from fixtures.controls import clustered_top
 from theory.sim import activations, jacobian, models, train
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from fixtures import real
+from theory.data import real
 from theory.harness.context import DEFAULT_SCALE, RunContext
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ def test_mnist_like_file_round_trip(tmp_path):
 BODY = '''
 import os
 import pytest
-from fixtures import real
+from theory.data import real
 from theory import ClaimViolation, assert_claim
 
 @pytest.mark.claim("kou2023/lem-5.2")

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from fixtures import data, real
+from theory import data
+from theory.data import real
 from theory.sim import spectra
 
 DT = torch.float64

@@ -9,10 +9,16 @@ import argparse
 import importlib
 
 # Command modules, in the order ``--help`` lists them.
-MODULES = ("run_report", "registry", "scaffold", "merge_cmd", "diff_cmd", "mutate_cmd", "plan")
+MODULES = ("run_report", "registry", "scaffold", "merge_cmd", "diff_cmd", "mutate_cmd", "plan", "docs_cmd")
 
 
 def parser() -> argparse.ArgumentParser:
+    """The ``python -m theory`` argument parser, one sub-command per module of :data:`MODULES`.
+
+    >>> ns = parser().parse_args(["new", "smith2026", "my-checks"])
+    >>> ns.cmd, ns.paper, ns.dir
+    ('new', 'smith2026', 'my-checks')
+    """
     p = argparse.ArgumentParser(prog="python -m theory",
                                 description="Numerical checks of deep-learning theory: run, report, registries.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -22,6 +28,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command of ``python -m theory`` and return its exit status (0: success).
+
+    Args:
+        argv: the arguments after ``python -m theory`` (default: ``sys.argv[1:]``); ``--help`` lists the
+            commands: ``report``, ``render``, ``claims``, ``new``, ``merge``, ``durations``, ``diff``, ``mutate``,
+            ``plan``, ``docs``.
+
+    >>> main(["new", "Smith", "unused-folder"])   # a bad paper id: status 2, the reason on stderr
+    2
+    """
     p = parser()
     ns, extra = p.parse_known_args(argv)
     if extra and not getattr(ns, "passthrough", False):

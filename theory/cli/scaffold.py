@@ -1,11 +1,20 @@
-"""``new``: scaffold a researcher's own paper: a registry with one example claim and its checks.
+"""``new``: scaffold a researcher's own paper: a registry with two example claims and their checks.
 
     python -m theory new <paperid> DIR
 
-writes ``DIR/claims.toml`` (the bibliographic entry and the example claim), ``DIR/test_<paperid>.py`` (a
-check that passes and its companion, which shows the check rejects a deliberately wrong version) and
-``DIR/conftest.py`` (loads the harness's plugin and the registry). ``python -m pytest DIR`` then runs it
-and writes ``reports/`` like the built-in papers.
+writes ``DIR/claims.toml`` (the bibliographic entry and the two example claims), ``DIR/test_<paperid>.py`` (a
+Monte Carlo check that passes, and its companion, which shows the check rejects a deliberately wrong version),
+``DIR/test_<paperid>_training.py`` (a check that trains networks with the core's models and ``gd``, fits a rate
+with its confidence interval, and its companion) and ``DIR/conftest.py`` (loads the harness's plugin and the
+registry, writes the report to ``DIR/reports``, and stops with a one-line hint when a folder named ``theory``
+shadows the harness). ``python -m pytest DIR`` then runs it and writes ``DIR/reports/`` like the built-in papers.
+
+Example (the files it would write):
+
+>>> sorted(files("smith2026"))
+['claims.toml', 'conftest.py', 'test_smith2026.py', 'test_smith2026_training.py']
+>>> 'id = "smith2026/thm-2"' in files("smith2026")["claims.toml"]
+True
 """
 from __future__ import annotations
 
@@ -25,17 +34,32 @@ def register(sub) -> None:
 
 
 def files(paper: str) -> dict[str, str]:
-    """The scaffold's file names and contents for ``paper``."""
+    """The scaffold's file names and contents for ``paper`` (templates in ``theory/cli/templates``, where
+    ``{paper}`` and ``{year}`` are filled in; nothing else in them is a placeholder).
+
+    Args:
+        paper: the paper id, lower-case letters then a 4-digit year (``smith2026``).
+
+    Raises ValueError for another shape.
+
+    >>> files("smith2026")["test_smith2026_training.py"].count('CLAIM = "smith2026/thm-2"')
+    1
+    """
     if not PAPER_SHAPE.match(paper):
         raise ValueError(f"paper id {paper!r} must be lower-case letters then a 4-digit year, e.g. 'smith2026'")
-    fill = {"paper": paper, "year": paper[-4:]}
-    return {"claims.toml": (TEMPLATES / "claims.toml.tmpl").read_text(encoding="utf-8").replace("{paper}", paper)
-            .replace("{year}", fill["year"]),
-            f"test_{paper}.py": (TEMPLATES / "test_claims.py.tmpl").read_text(encoding="utf-8").format(**fill),
-            "conftest.py": (TEMPLATES / "conftest.py.tmpl").read_text(encoding="utf-8")}
+
+    def fill(template: str) -> str:
+        return (TEMPLATES / template).read_text(encoding="utf-8").replace("{paper}", paper).replace("{year}", paper[-4:])
+
+    return {"claims.toml": fill("claims.toml.tmpl"),
+            f"test_{paper}.py": fill("test_claims.py.tmpl"),
+            f"test_{paper}_training.py": fill("test_training.py.tmpl"),
+            "conftest.py": fill("conftest.py.tmpl")}
 
 
 def run(ns, extra) -> int:
+    """``python -m theory new PAPER DIR``: write :func:`files` into DIR (created; it must not exist or be empty).
+    Returns the exit status: 0, or 2 (bad paper id, DIR not empty) with the reason on stderr."""
     out = pathlib.Path(ns.dir)
     try:
         content = files(ns.paper)
@@ -49,5 +73,6 @@ def run(ns, extra) -> int:
     for name, text in content.items():
         (out / name).write_text(text, encoding="utf-8")
     print(f"theory: wrote {', '.join(content)} in {out.resolve()}\n"
-          f"next: python -m pytest {out}    (report: python -m theory report --claims {out})")
+          f"next: python -m pytest {out}    (writes {out / 'reports'}; with the built-in papers: "
+          f"python -m theory report --claims {out})")
     return 0

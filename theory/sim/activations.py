@@ -17,7 +17,12 @@ class Activation:
     """σ with slope ``gamma`` on the negative side (0: ReLU, 1: linear).
 
     ``grad_at_zero`` is σ'(0) (1 or ``gamma``). ``kind`` is ``"pl"`` for
-    piecewise-linear or a smooth name (``tanh``, ``softplus``).
+    piecewise-linear or a smooth name (``tanh``, ``softplus``). Made by :func:`get`.
+
+    >>> import torch
+    >>> relu = get("relu", grad_at_zero=0.0)
+    >>> relu(torch.tensor([-1.0, 0.0, 2.0])).tolist(), relu.slope(torch.tensor([-1.0, 0.0, 2.0])).tolist()
+    ([-0.0, 0.0, 2.0], [0.0, 0.0, 1.0])
     """
 
     name: str
@@ -35,7 +40,7 @@ class Activation:
         return z * self.slope(z.detach())
 
     def slope(self, z: torch.Tensor) -> torch.Tensor:
-        """σ'(z) elementwise, with the stated value at 0."""
+        """σ'(z) elementwise at the tensor ``z``, with the stated value at 0."""
         if self.kind == "tanh":
             return 1 - torch.tanh(z) ** 2
         if self.kind == "softplus":
@@ -64,6 +69,7 @@ class Activation:
 
     @property
     def is_linear(self) -> bool:
+        """True for the identity (slope 1 on both sides)."""
         return self.kind == "pl" and self.gamma == 1.0
 
 
@@ -74,7 +80,12 @@ class MemberSlopes:
 
     Lets configurations that differ only in the slope (Kou et al. §6, Fig. 1: srank vs γ) share the
     ensemble axis with the seeds, instead of one run per γ. Same arithmetic as :class:`Activation`
-    (``slope_into`` is exact: 0 ↦ γ_e, 1 ↦ 1).
+    (``slope_into`` is exact: 0 ↦ γ_e, 1 ↦ 1). Made by :func:`member_slopes`.
+
+    >>> import torch
+    >>> act = member_slopes([0.0, 0.5])
+    >>> act(torch.tensor([[-2.0], [-2.0]], dtype=torch.float64)).flatten().tolist()
+    [-0.0, -1.0]
     """
 
     gammas: torch.Tensor
@@ -105,7 +116,14 @@ class MemberSlopes:
 
 
 def member_slopes(gammas) -> MemberSlopes:
-    """:class:`MemberSlopes` from E negative-side slopes in [0, 1) (0: ReLU)."""
+    """:class:`MemberSlopes` from E negative-side slopes in [0, 1) (0: ReLU).
+
+    Args:
+        gammas: one slope per ensemble member (a list or 1-d tensor).
+
+    >>> member_slopes([0.0, 0.1, 0.2]).gammas.tolist()
+    [0.0, 0.1, 0.2]
+    """
     g = torch.as_tensor(gammas, dtype=torch.float64, device="cpu")
     if g.dim() != 1 or g.numel() == 0:
         raise ValueError(f"member_slopes needs a 1-d, non-empty list of slopes, got shape {tuple(g.shape)}")
@@ -115,7 +133,19 @@ def member_slopes(gammas) -> MemberSlopes:
 
 
 def get(name: str, gamma: float | None = None, grad_at_zero: float = 1.0) -> Activation:
-    """``linear``, ``relu``, ``leaky_relu`` (needs ``gamma`` in (0,1)), ``tanh``, ``softplus``."""
+    """The activation called ``name``: ``linear``, ``relu``, ``leaky_relu`` (needs ``gamma`` in (0,1)), ``tanh``,
+    ``softplus``.
+
+    Args:
+        name: one of the five names above (models accept the same names for ``act=``).
+        gamma: the negative-side slope of ``leaky_relu``.
+        grad_at_zero: σ'(0) for the piecewise-linear ones: 0 or 1 for ``relu``; 1 or ``gamma`` for ``leaky_relu``.
+
+    >>> get("leaky_relu", gamma=0.1)
+    Activation(name='leaky_relu', gamma=0.1, grad_at_zero=1.0, kind='pl')
+    >>> get("tanh").kind, get("linear").is_linear
+    ('tanh', True)
+    """
     if name == "linear":
         return Activation("linear", 1.0, 1.0)
     if name == "relu":

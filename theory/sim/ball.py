@@ -8,7 +8,17 @@ from ..device import draw
 
 def sample_ball(shape, d: int, eps: float, *, generator=None, dtype=torch.float64, device=None) -> torch.Tensor:
     """Uniform samples of the closed ε-ball of R^d: ε U^{1/d} g/‖g‖ (g standard normal, U uniform on [0, 1]), shape
-    (*shape, d). The normal draw comes first, then the uniform one."""
+    (*shape, d). The normal draw comes first, then the uniform one.
+
+    Args:
+        shape: the batch shape (a tuple); d: the dimension; eps: the radius (> 0).
+        generator: the torch.Generator to draw from; dtype, device: of the result.
+
+    >>> import torch
+    >>> x = sample_ball((1000,), 3, 0.5, generator=torch.Generator().manual_seed(0), device="cpu")
+    >>> tuple(x.shape), bool(x.norm(dim=-1).max() <= 0.5)
+    ((1000, 3), True)
+    """
     if not eps > 0:
         raise ValueError(f"radius eps must be positive, got {eps!r}")
     if not (isinstance(d, int) and d >= 1):

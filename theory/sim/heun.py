@@ -23,7 +23,15 @@ from ..errors import DivergenceError
 
 @dataclass
 class HeunResult:
-    """Final parameters, per-member freeze step (−1: never frozen) and observer outputs."""
+    """Final parameters, per-member freeze step (−1: never frozen) and observer outputs (``steps``: the observed
+    steps; ``obs[key]``: one entry per observed step), returned by :func:`heun_flow`.
+
+    >>> import torch
+    >>> res = heun_flow(lambda ps: 0.5 * ps[0].pow(2).sum(-1), [torch.ones(2, 1, dtype=torch.float64)], dt=0.1,
+    ...                 steps=10, observe=lambda t, ps: {"theta": ps[0][:, 0]}, every=5)
+    >>> res.steps, tuple(res.stacked("theta").shape), res.frozen_at.tolist()
+    ([0, 5, 10], (3, 2), [-1, -1])
+    """
 
     params: list
     frozen_at: torch.Tensor
@@ -31,6 +39,7 @@ class HeunResult:
     obs: dict = field(default_factory=dict)
 
     def stacked(self, key: str) -> torch.Tensor:
+        """The observed values of ``key`` stacked on a leading step axis: (len(steps), …)."""
         return torch.stack(self.obs[key])
 
 
@@ -46,10 +55,25 @@ def heun_flow(objective: Callable[[list], torch.Tensor], params: Sequence[torch.
               freeze: Callable[[list], torch.Tensor] | None = None) -> HeunResult:
     """Integrate θ̇ = −∇J(θ) for ``steps`` Heun steps of size ``dt`` (all members at once).
 
-    ``objective(params) -> (E,)``. ``observe(step, params) -> dict`` is called at step 0 and
-    every ``every`` steps (and at the last step). ``freeze(params) -> (E,) bool`` stops a
-    member for good once it returns True (checked before each step).
-    Raises :class:`DivergenceError` if a non-frozen member becomes non-finite.
+    Args:
+        objective: ``objective(params) -> (E,)``, one loss per ensemble member.
+        params: the initial parameters (copied, not modified), each with the ensemble axis first.
+        dt: the step; steps: how many.
+        observe: ``observe(step, params) -> dict`` is called at step 0 and every ``every`` steps (and at the
+            last step); every: see ``observe``.
+        freeze: ``freeze(params) -> (E,) bool`` stops a member for good once it returns True (checked before
+            each step).
+
+    Raises :class:`DivergenceError` if a non-frozen member becomes non-finite. For a ReLU network, halve ``dt`` and
+    compare (order 1 across kinks), or use :func:`theory.sim.extrapolate.gd_limit`.
+
+    θ̇ = −θ from θ = 1 to t = 1 (exactly e⁻¹), error O(dt²):
+
+    >>> import math, torch
+    >>> res = heun_flow(lambda ps: 0.5 * ps[0].pow(2).sum(-1), [torch.ones(1, 1, dtype=torch.float64)],
+    ...                 dt=0.01, steps=100)
+    >>> abs(res.params[0].item() - math.exp(-1)) < 1e-5
+    True
     """
     if not (dt > 0) or not isinstance(steps, int) or steps < 0 or every < 1:
         raise ValueError(f"heun_flow needs dt > 0, integer steps >= 0, every >= 1 (got {dt}, {steps}, {every})")

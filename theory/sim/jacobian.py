@@ -75,10 +75,24 @@ def lanczos_top_eig(matvec: Callable[[torch.Tensor], torch.Tensor], n: int, N: i
                     check_every: int = 3):
     """Top eigenvalue of N symmetric PSD n×n operators given ``matvec(idx, V)``.
 
-    ``matvec`` applies operators ``idx`` (a LongTensor of sample indices) to the rows
-    of V; only samples not yet converged are multiplied.
+    Args:
+        matvec: ``matvec(idx, V)`` applies operators ``idx`` (a LongTensor of sample indices) to the rows
+            of V; only samples not yet converged are multiplied.
+        n: the operators' size; N: how many.
+        tol: stop a sample when its Ritz residual is within ``tol`` (relative) of the top Ritz value.
+        max_iter: at most this many iterations (None: n, the exact answer).
+        dtype, device: of the iteration; generator: draws the start vectors.
+        check_every: solve the tridiagonal problem every this many iterations.
 
     Returns (eigenvalues (N,), iterations used (N,)).
+
+    >>> import torch
+    >>> A = torch.diag(torch.tensor([1.0, 4.0, 2.0], dtype=torch.float64)).expand(2, 3, 3)
+    >>> lam, it = lanczos_top_eig(lambda idx, V: (A[idx] @ V.unsqueeze(-1)).squeeze(-1), 3, 2, tol=1e-12,
+    ...                           max_iter=None, dtype=torch.float64, device="cpu",
+    ...                           generator=torch.Generator().manual_seed(0))
+    >>> [round(v, 10) for v in lam.tolist()]
+    [4.0, 4.0]
     """
     k_max = n if max_iter is None else min(n, max_iter)
     q = draw(torch.randn, N, n, dtype=dtype, generator=generator, device=device)
@@ -132,7 +146,26 @@ def lanczos_top_eig(matvec: Callable[[torch.Tensor], torch.Tensor], n: int, N: i
 def opnorm(f: Callable[[torch.Tensor], torch.Tensor], X: torch.Tensor, *, method: str = "lanczos",
            tol: float | None = None, max_iter: int | None = None, generator: torch.Generator | None = None,
            return_iters: bool = False):
-    """Spectral norm of the Jacobian of ``f`` (one input vector → output) at each row of ``X``."""
+    """Spectral norm of the Jacobian of ``f`` (one input vector → output) at each row of ``X``.
+
+    Args:
+        f: a function of one input vector (d,) to a vector or scalar, written with torch ops (it is vmapped).
+        X: inputs (N, d).
+        method: ``"lanczos"`` (default), ``"power"`` (Wang et al. Algorithm 2) or ``"exact"`` (dense SVD).
+        tol: the stopping tolerance (default 1e-10 for Lanczos, 1e-6 for power).
+        max_iter: an iteration cap; generator: draws the start vectors.
+        return_iters: also return the iterations used per row.
+
+    Returns the norms (N,) (and the iterations (N,) with ``return_iters``).
+
+    >>> import torch
+    >>> W = torch.tensor([[3.0, 0.0], [0.0, -1.0], [0.0, 0.0]], dtype=torch.float64)
+    >>> X = torch.tensor([[1.0, 1.0], [-1.0, -2.0]], dtype=torch.float64)
+    >>> [round(s, 9) for s in opnorm(lambda x: W @ x, X).tolist()]        # Lanczos: to its tolerance
+    [3.0, 3.0]
+    >>> opnorm(lambda x: torch.relu(W @ x), X, method="exact").tolist()   # the ReLU masks a row of W at x₂
+    [3.0, 1.0]
+    """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: choose one of {METHODS}")
     _check_X(X)
@@ -174,13 +207,34 @@ def _power(f, X, *, tol: float, max_iter: int, generator):
 
 
 def two_layer_hidden_opnorm_exact(W: torch.Tensor, X: torch.Tensor, act) -> torch.Tensor:
-    """‖D(x)W‖₂ for x ↦ σ(Wx), W (m, d), by dense SVD of the masked matrix: (N,)."""
+    """‖D(x)W‖₂ for x ↦ σ(Wx), W (m, d), by dense SVD of the masked matrix: (N,).
+
+    Args:
+        W: (m, d); X: inputs (N, d); act: an :class:`~theory.sim.activations.Activation` (its ``slope`` gives D).
+
+    >>> import torch
+    >>> from theory.sim.activations import get
+    >>> W = torch.tensor([[3.0, 0.0], [0.0, -1.0]], dtype=torch.float64)
+    >>> two_layer_hidden_opnorm_exact(W, torch.tensor([[1.0, 1.0]], dtype=torch.float64), get("relu")).tolist()
+    [3.0]
+    """
     D = act.slope(X @ W.T)  # (N, m)
     return torch.linalg.matrix_norm(D[:, :, None] * W[None], ord=2)
 
 
 def two_layer_output_grad_norm(W: torch.Tensor, a: torch.Tensor, X: torch.Tensor, act) -> torch.Tensor:
-    """‖J_f(x)‖₂ = ‖Wᵀ D(x) a‖₂ for f(x) = aᵀσ(Wx) (a 1×d Jacobian, closed form): (N,)."""
+    """‖J_f(x)‖₂ = ‖Wᵀ D(x) a‖₂ for f(x) = aᵀσ(Wx) (a 1×d Jacobian, closed form): (N,).
+
+    Args:
+        W: (m, d); a: (m,); X: inputs (N, d); act: an Activation.
+
+    >>> import torch
+    >>> from theory.sim.activations import get
+    >>> W, a = torch.eye(2, dtype=torch.float64), torch.tensor([3.0, 4.0], dtype=torch.float64)
+    >>> two_layer_output_grad_norm(W, a, torch.tensor([[1.0, 1.0], [1.0, -1.0]], dtype=torch.float64),
+    ...                            get("relu")).tolist()
+    [5.0, 3.0]
+    """
     D = act.slope(X @ W.T)
     return ((D * a) @ W).norm(dim=-1)
 
@@ -190,6 +244,16 @@ def input_jacobian(model, X: torch.Tensor) -> torch.Tensor:
 
     TwoLayerNet: (a ⊙ σ'(Wx))ᵀW; TwoClassNet: Σ_j j·(1/m)σ'(W_j x)ᵀW_j  → (E, N, d).
     DeepMLP: α·W_L D_{L-1}W_{L-1}⋯D_1W_1 (D_l = diag σ'(Z_l))              → (E, N, o, d).
+
+    Args:
+        model: a model of :mod:`theory.sim.models`; X: inputs (N, d) or (E, N, d).
+
+    >>> import torch
+    >>> from theory.sim.models import DeepMLP
+    >>> net = DeepMLP.init(2, [4, 6, 1], act="linear", generator=torch.Generator().manual_seed(0), device="cpu")
+    >>> J = input_jacobian(net, torch.ones(3, 4, dtype=torch.float64))
+    >>> tuple(J.shape), bool(torch.allclose(J[:, 0, 0], (net.weights[1] @ net.weights[0])[:, 0]))
+    ((2, 3, 1, 4), True)
     """
     from .models import DeepMLP, TwoClassNet, TwoLayerNet
 

@@ -31,7 +31,18 @@ def _check(name: str, u: torch.Tensor, y: torch.Tensor) -> None:
 
 
 def per_sample(name: str, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """ℓ(u_i, y_i), shape of u without a trailing output axis."""
+    """ℓ(u_i, y_i), shape of u without a trailing output axis.
+
+    Args:
+        name: one of :data:`NAMES`: ``logistic`` (y ∈ {±1}), ``bce`` (y ∈ {0, 1}), ``squared``, ``cross_entropy``
+            (int64 class indices, outputs (E, N, K)).
+        u: outputs, (E, N) (or (E, N, o) / (E, N, K)).
+        y: targets, (N,) shared or (E, N) per member.
+
+    >>> import torch
+    >>> per_sample("squared", torch.tensor([[1.0, 3.0]]), torch.tensor([0.0, 1.0])).tolist()
+    [[0.5, 2.0]]
+    """
     _check(name, u, y)
     if name == "logistic":
         return F.softplus(-y * u)
@@ -44,14 +55,28 @@ def per_sample(name: str, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 def loss(name: str, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Mean loss per network, shape (E,)."""
+    """Mean loss per network, shape (E,): the mean over samples of :func:`per_sample` (same arguments).
+
+    Args:
+        name: a loss name (:data:`NAMES`); u: outputs (E, N[, o]); y: targets.
+
+    >>> import torch
+    >>> loss("logistic", torch.zeros(2, 3, dtype=torch.float64), torch.tensor([1.0, -1.0, 1.0])).tolist()
+    [0.6931471805599453, 0.6931471805599453]
+    """
     return per_sample(name, u, y).mean(-1)
 
 
 def derivative(name: str, u: torch.Tensor, y: torch.Tensor, validate: bool = True) -> torch.Tensor:
     """∂ℓ/∂u per sample (logistic: -y·sig(-y u); bce: sig(u)-y; squared: u-y).
 
-    ``validate=False`` skips the label check (for inner loops that validated once).
+    Args:
+        name: a loss name (:data:`NAMES`); u: outputs; y: targets.
+        validate: ``False`` skips the label check (for inner loops that validated once).
+
+    >>> import torch
+    >>> derivative("squared", torch.tensor([[1.0, 3.0]]), torch.tensor([0.0, 1.0])).tolist()
+    [[1.0, 2.0]]
     """
     if validate:
         _check(name, u, y)

@@ -17,12 +17,22 @@ def _as_matrix(M: torch.Tensor) -> torch.Tensor:
 
 
 def singular_values(M: torch.Tensor) -> torch.Tensor:
-    """Singular values in decreasing order over the last two axes."""
+    """Singular values in decreasing order over the last two axes of ``M`` (finite, any batch shape).
+
+    >>> import torch
+    >>> singular_values(torch.diag(torch.tensor([1.0, 3.0, 2.0]))).tolist()
+    [3.0, 2.0, 1.0]
+    """
     return torch.linalg.svdvals(_as_matrix(M))
 
 
 def stable_rank(M: torch.Tensor) -> torch.Tensor:
-    """‖M‖_F²/‖M‖₂² over the last two axes (error for an all-zero matrix)."""
+    """‖M‖_F²/‖M‖₂² over the last two axes of ``M`` (error for an all-zero matrix).
+
+    >>> import torch
+    >>> stable_rank(torch.diag(torch.tensor([2.0, 1.0, 1.0], dtype=torch.float64))).item()
+    1.5
+    """
     s = singular_values(M)
     top = s[..., 0] ** 2
     if bool((top == 0).any()):
@@ -31,7 +41,12 @@ def stable_rank(M: torch.Tensor) -> torch.Tensor:
 
 
 def tail_energy(M: torch.Tensor) -> torch.Tensor:
-    """Σ_{i≥2}s_i²/Σ s_i² over the last two axes."""
+    """Σ_{i≥2}s_i²/Σ s_i² over the last two axes of ``M`` (= 1 − 1/srank).
+
+    >>> import torch
+    >>> tail_energy(torch.diag(torch.tensor([2.0, 1.0, 1.0], dtype=torch.float64))).item()
+    0.3333333333333333
+    """
     s2 = singular_values(M) ** 2
     tot = s2.sum(-1)
     if bool((tot == 0).any()):
@@ -40,5 +55,10 @@ def tail_energy(M: torch.Tensor) -> torch.Tensor:
 
 
 def spectral_norm(M: torch.Tensor) -> torch.Tensor:
-    """‖M‖₂ over the last two axes (dense, exact)."""
+    """‖M‖₂ over the last two axes of ``M`` (dense, exact).
+
+    >>> import torch
+    >>> spectral_norm(torch.tensor([[3.0, 0.0], [4.0, 0.0]], dtype=torch.float64)).item()
+    5.0
+    """
     return torch.linalg.matrix_norm(_as_matrix(M), ord=2)
