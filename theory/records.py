@@ -89,6 +89,18 @@ class Measurement:
       implies ``inside=False``.
     - ``worst_case``: the record's observed/bound is the largest over random points, optima and an
       adversarial search including the proof's equality cases (what a registry ``forall`` claim needs).
+
+    Every other keyword is listed in the README's "Adding a claim" table. In a check, the ``record`` fixture
+    fills ``claim``, ``test``, ``seconds``, ``profile``, ``device`` and ``seed``.
+
+    >>> m = Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=0.5, bound=2.0, evidence="test",
+    ...                 inside=True, inside_reason="C_sigma >= 10 and the width condition of Lemma A.2 hold")
+    >>> m.ratio, m.falsifiable
+    (0.25, True)
+    >>> Measurement(claim="kou2023/lem-5.2", verdict="holds")
+    Traceback (most recent call last):
+    ...
+    ValueError: kou2023/lem-5.2: evidence= is required on a check record, ...
     """
 
     claim: str
@@ -191,6 +203,12 @@ class Measurement:
             raise ValueError(f"{self.claim}: worst_case must be True or False")
 
     def to_json(self) -> dict:
+        """The record as plain JSON (tensors and numpy values as lists and floats, NaN/inf as strings).
+
+        >>> Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=float("nan"), evidence="consistency",
+        ...             inside=False, inside_reason="outside").to_json()["observed"]
+        'nan'
+        """
         return _jsonable(asdict(self))
 
 
@@ -205,7 +223,14 @@ def verdict_for(observed: float, bound: float, relation: str = "<=", *, rtol: fl
                 vacuous_if: bool = False) -> str:
     """``holds``/``violated`` for ``observed <relation> bound`` (``vacuous`` if flagged).
 
-    ``rtol`` is the float tolerance that the arithmetic justifies, not slack.
+    Args:
+        observed, bound: finite numbers.
+        relation: one of ``<=``, ``>=``, ``<``, ``>``, ``==``.
+        rtol: the float tolerance that the arithmetic justifies (relative to the larger magnitude), not slack.
+        vacuous_if: report a bound that holds as ``vacuous`` (the caller decided it says nothing).
+
+    >>> verdict_for(0.9, 1.0), verdict_for(1.0 + 1e-15, 1.0, rtol=1e-12), verdict_for(2.0, 1.0)
+    ('holds', 'holds', 'violated')
     """
     if not (_is_num(observed) and _is_num(bound)):
         raise ValueError(f"verdict_for needs finite numbers, got observed={observed!r}, bound={bound!r}")
@@ -221,13 +246,30 @@ def verdict_for(observed: float, bound: float, relation: str = "<=", *, rtol: fl
 
 
 class RecordWriter:
-    """Appends records of one process to ``<directory>/<name>.jsonl``."""
+    """Appends records of one process to ``<directory>/<name>.jsonl`` (``directory`` is created; ``name`` is the
+    process's, e.g. an xdist worker id).
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> RecordWriter(d, "main").write(Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=1, bound=2,
+    ...                               evidence="test", inside=True, inside_reason="doctest"))
+    >>> [r["ratio"] for r in read_records(d)]
+    [0.5]
+    """
 
     def __init__(self, directory: os.PathLike | str, name: str):
         self.path = pathlib.Path(directory) / f"{name}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def write(self, m: Measurement) -> None:
+        """Append record ``m`` as one JSON line (one ``write`` and ``fsync``: a kill leaves whole lines).
+
+        >>> import tempfile
+        >>> w = RecordWriter(tempfile.mkdtemp(), "gw0")
+        >>> w.write(Measurement(claim="kou2023/lem-5.2", verdict="holds", evidence="consistency", inside="unknown",
+        ...                     inside_reason="doctest")); w.path.name
+        'gw0.jsonl'
+        """
         line = json.dumps(m.to_json(), sort_keys=True) + "\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -238,7 +280,13 @@ class RecordWriter:
 
 
 def read_records(directory: os.PathLike | str) -> list[dict]:
-    """All complete records under ``directory`` (a torn last line is skipped)."""
+    """All complete records of the ``*.jsonl`` files under ``directory`` (a torn last line is skipped), sorted by
+    claim, test and configuration.
+
+    >>> import tempfile
+    >>> read_records(tempfile.mkdtemp())
+    []
+    """
     out = []
     for p in sorted(pathlib.Path(directory).glob("*.jsonl")):
         for line in p.read_text(encoding="utf-8").splitlines():
@@ -251,7 +299,13 @@ def read_records(directory: os.PathLike | str) -> list[dict]:
 
 
 def atomic_write(path: os.PathLike | str, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file and ``os.replace``: never a truncated file."""
+    """Write ``text`` to ``path`` via a temp file and ``os.replace``: never a truncated file.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a" / "b.txt"
+    >>> atomic_write(p, "x"); p.read_text()
+    'x'
+    """
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name, suffix=".tmp")
@@ -269,7 +323,14 @@ def atomic_write(path: os.PathLike | str, text: str) -> None:
 
 
 def collect(records_dir: os.PathLike | str, run: dict | None = None) -> dict:
-    """The results document of per-process JSONL records (schema in reports/README.md), not yet written."""
+    """The results document of the per-process JSONL records under ``records_dir`` and the ``run`` metadata
+    (schema in reports/README.md), not yet written nor judged.
+
+    >>> import tempfile
+    >>> doc = collect(tempfile.mkdtemp(), {"profile": "quick"})
+    >>> doc["schema"], doc["records"]
+    (3, [])
+    """
     return {
         "schema": SCHEMA_VERSION,
         "run": _jsonable(run or {}),
@@ -279,12 +340,27 @@ def collect(records_dir: os.PathLike | str, run: dict | None = None) -> dict:
 
 
 def write_results(doc: dict, out_path: os.PathLike | str) -> None:
-    """Write a results document atomically."""
+    """Write the results document ``doc`` to ``out_path`` atomically (JSON, NaN/inf as strings).
+
+    >>> import json, pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "results.json"
+    >>> write_results({"schema": 3, "records": []}, p); json.loads(p.read_text())["schema"]
+    3
+    """
     atomic_write(out_path, json.dumps(_jsonable(doc), indent=1, sort_keys=True))
 
 
 def merge(records_dir: os.PathLike | str, out_path: os.PathLike | str, run: dict | None = None) -> dict:
-    """Merge per-process JSONL records into ``results.json`` with the registry snapshot and claims section."""
+    """Merge the per-process JSONL records under ``records_dir`` into ``out_path`` (a ``results.json``) with the
+    ``run`` metadata, the registry snapshot and the ``claims`` section that :mod:`theory.analysis` derives.
+
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> RecordWriter(d, "main").write(Measurement(claim="kou2023/lem-5.2", verdict="holds", observed=1, bound=2,
+    ...                               evidence="test", inside=True, inside_reason="doctest"))
+    >>> merge(d, d / "results.json")["claims"]["kou2023/lem-5.2"]["evidence"]
+    {'test': 1}
+    """
     from .analysis import complete
 
     doc = complete(collect(records_dir, run))

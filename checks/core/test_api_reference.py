@@ -23,9 +23,6 @@ CLI_PLUMBING = {"register", "run"}
 # Names still without an example or with undocumented arguments, each to be removed from this list when done
 # (the test fails both ways). theory/records.py and train.py's GD loops were other workers' files in issue 34.
 PENDING = {
-    "theory.records.Measurement", "theory.records.RecordWriter", "theory.records.RecordWriter.write",
-    "theory.records.atomic_write", "theory.records.collect", "theory.records.merge", "theory.records.read_records",
-    "theory.records.verdict_for", "theory.records.write_results", "theory.records.Measurement.to_json",
     "theory.sim.train.HiddenState", "theory.sim.train.adam", "theory.sim.train.gd", "theory.sim.train.gd_hidden",
     "theory.sim.train.geometric_grid", "theory.sim.train.hidden_readout", "theory.sim.train.minibatch",
     "theory.sim.train.sgd",
@@ -105,7 +102,7 @@ def test_the_examples_run(name, capsys):
     res = runner.summarize(verbose=False)
     capsys.readouterr()
     assert res.failed == 0, "".join(report)
-    assert res.attempted > 0 or name in ("theory.records", "theory.sim.train"), f"{name} has no example"
+    assert res.attempted > 0 or name in ("theory.sim.train",), f"{name} has no example"
 
 
 @pytest.mark.e2e  # the whole reference (8 s on 2 busy cores): with --e2e, as CI runs it
