@@ -55,7 +55,7 @@ def test_inconclusive_does_not_override_a_holds():
 def test_identity_records_alone_are_consistency_not_evidence():
     ident = _r("holds", evidence="consistency", observed=0.3, bound=1.0)
     assert _rows([ident])[0][CID].verdict == "consistency"
-    assert _rows([ident], identity=True)[0][CID].verdict == "consistency"  # an identity claim needs a test too
+    assert _rows([ident], identity=True)[0][CID].verdict == "holds-identity"  # the claim itself is an identity
     assert _rows([ident, _r("holds", observed=1, bound=2)])[0][CID].verdict == "holds"
     text = report.render(_rows([ident])[1])
     assert ">consistency only</span>" in _summary_row(text, CID)
@@ -165,7 +165,9 @@ def test_identity_label_only_for_identities_with_every_part_tested():
     rows, _ = _rows([_r("holds", covers=parts, observed=0, bound=1)], identity=True, parts=parts)
     assert rows[CID].verdict == "holds-identity"
     rows, _ = _rows([_r("holds", covers=parts, evidence="consistency", observed=0, bound=1)], identity=True,
-                    parts=parts)
+                    parts=parts)  # the claim is an identity: its numeric check tests it
+    assert rows[CID].verdict == "holds-identity"
+    rows, _ = _rows([_r("holds", covers=parts, evidence="consistency", observed=0, bound=1)], parts=parts)
     assert rows[CID].verdict == "consistency"
 
 

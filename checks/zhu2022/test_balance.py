@@ -69,7 +69,9 @@ def test_balance_identity_and_drift_rates(ctx, record):
     f2, f1 = fit_power(ETAS, per_step), fit_power(ETAS, accum)
     ok = spread < 1e-10 and resid <= tol and 1.85 <= f2.exponent <= 2.15 and 0.85 <= f1.exponent <= 1.15
     record("holds" if ok else "violated", observed=resid, bound=tol, config={"L": L, "d": D, "m": M, "n": N, "T": T, "etas": ETAS},
-           evidence="identity", covers=["layer identity", "GD per-step drift"],
+           evidence="consistency", covers=["layer identity", "GD per-step drift"],
+           inside=True, inside_reason="bias-free ReLU network (positively 1-homogeneous), squared loss of the outputs: the "
+                                      "identity's only hypotheses, true by construction",
            hypotheses={"inner-product spread": spread, "slope per step": f2.exponent, "slope accumulated": f1.exponent,
                        "CI per step": f2.ci, "CI accumulated": f1.ci},
            table=[{"eta": h, "max per-step drift": a, "accumulated drift at T": b} for h, a, b in zip(ETAS, per_step, accum)],
@@ -133,7 +135,8 @@ def test_per_neuron_balance(ctx, record):
     tol = 1e-13 * scale  # each unit norm is a sum of ≤ 32 products: rounding ≪ 1e-13 relative
     ok = worst <= tol
     record("holds" if ok else "violated", observed=worst, bound=tol, config={"L": L, "m": M, "eta": eta},
-           evidence="identity", covers=["per-neuron"],
+           evidence="consistency", covers=["per-neuron"],
+           inside=True, inside_reason="bias-free ReLU network, squared loss: the identity's only hypotheses, by construction",
            tightness="max per-unit residual of the one-step identity")
     record("holds" if worst_mut > 1e3 * tol else "violated", role="companion", observed=worst_mut, bound=1e3 * tol,
            note=f"wrong version (unit j's row paired with unit j+1's column): inner-product mismatch {worst_mut:.3g}")

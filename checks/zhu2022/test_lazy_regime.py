@@ -27,9 +27,10 @@ from theory.papers.zhu2022 import schemes
 from theory.stats import fit_power
 
 TREND_ALPHA = 0.01  # family-wise false-alarm rate of each group of trend tests (Bonferroni inside the group)
-RATIO_ALPHA = 1e-3  # family-wise level of the Welch lower bounds of dev(m)/dev(m_fit) (Bonferroni over the rows):
+RATIO_ALPHA = 2.5e-4  # family-wise level of the Welch lower bounds of dev(m)/dev(m_fit) (Bonferroni over the rows):
 # the finding sits ~10^200 beyond them and the flat control's bound stays ≤ 0.86 (seeds 39–67 at 0.01), so the lower
-# level costs no power
+# level costs no power (issue 35: 2.5e-4, was 1e-3)
+LOWER = f"{100 * (1 - RATIO_ALPHA):g}%"  # the family-wise confidence of those lower bounds, for the records' labels
 
 
 def _cells(ctx):
@@ -78,6 +79,8 @@ def _lazy_sweep_checked(ctx, record):
     not_lazy = {f"{s}, L={L}, m={m}": round(a["rel_max"], 4) for (s, L, m), a in sorted(full.items()) if (s, L, m) not in agg}
     if not_lazy:
         record("not-applicable", reading="outside-hypotheses", table=_decomposition_table({k: full[k] for k in full if k not in agg}),
+               evidence="consistency", inside=False,
+               inside_reason=f"lazy training fails (max rel. weight change > {lazy.LAZY_MAX_REL_CHANGE}): {not_lazy}",
                config={**fz.LAZY, "cells outside the lazy regime (max rel. weight change)": not_lazy},
                note=(f"{len(not_lazy)} of {len(full)} cells left the lazy regime at this draw (max rel. weight change > "
                      f"{lazy.LAZY_MAX_REL_CHANGE}): outside the hypotheses of training in the lazy regime, not judged"))
@@ -146,6 +149,9 @@ def test_init_term_bounds_stability_at_init(ctx, record):
     trend_ok = 0.6 < fits["lecun"] < 0.8 and all(0.85 < fits[s] < 1.15 for s in ("he", "ntk"))
     ok = worst <= 1.0 and trend_ok
     record("holds" if ok else "violated", observed=worst, bound=1.0, covers=["t = 0", "term: initialization", "LeCun", "He", "NTK"],
+           evidence="test", inside=True,
+           inside_reason=("t = 0: Lemma 5 (init independent of the data, L ≥ 2) and Jensen invoke no event; the lazy-training "
+                          "hypotheses concern the training term, absent at t = 0"),
            tightness="max over cells of P0/(ε T_init) (Jensen slack)",
            config={"d": d, "E": E, "N": N, "widths": widths, "depths": depths, "eps": eps}, table=rows, series=series,
            hypotheses={"per-layer factor of P0 (fit, widest m)": fits, "depth trend within ±15% of gamma": trend_ok,
@@ -224,7 +230,13 @@ def test_decomposition_after_training(ctx, record):
         worst = max(r["PT/(dev+T_init)"] for r in sel)
         res[inside] = worst
         record("holds" if worst <= 1.0 else "violated", observed=worst, bound=1.0, table=sel,
-               series=series if inside else {}, reading="as-stated" if inside else "outside-hypotheses",
+               series=series if inside else {}, reading="as-stated" if inside else "outside-hypotheses", evidence="test",
+               inside=inside,
+               inside_reason=(f"every cell lazy (max rel. weight change {max(r['max rel change'] for r in sel):.3f} ≤ "
+                              f"{lazy.LAZY_MAX_REL_CHANGE}) and m ≥ L³ ln m; the tested steps (triangle inequality, Jensen, "
+                              "Lemma 5's exact expectation) invoke no event, and the deviation term enters measured, so "
+                              "Lemma 4's undecidable events (ω range, borrowed lemmas) are not used" if inside else
+                              f"cells below m ≥ L³ ln m (the borrowed lemmas' range): {sorted({(r['m'], r['L']) for r in sel})}"),
                covers=["after lazy training", "term: initialization", "LeCun", "He", "NTK"] if inside else [],
                config={**fz.LAZY, "cells": sorted({(r["m"], r["L"]) for r in sel})},
                tightness="max over cells of seed-mean PT/(dev + T_init)",
@@ -276,20 +288,25 @@ def test_decomposition_material_deviation(ctx, record):
     table = [r for r in full_table if r["max rel change"] <= lazy.LAZY_MAX_REL_CHANGE]
     outside = [r for r in full_table if r["max rel change"] > lazy.LAZY_MAX_REL_CHANGE]
     if not table:
-        record("not-applicable", table=full_table, config={**fz.LAZY, **cfg, "cells": cells},
+        record("not-applicable", table=full_table, config={**fz.LAZY, **cfg, "cells": cells}, evidence="consistency",
+               inside=False, inside_reason="no cell stayed lazy at this draw (the theorem's lazy-training hypothesis)",
                note=("precondition not met at this draw: no cell stayed lazy (max rel. change "
                      f"{min(r['max rel change'] for r in full_table):.3f} > {lazy.LAZY_MAX_REL_CHANGE}); no verdict"))
         return
     rel = max(r["max rel change"] for r in table)
     share = min(r["dev share"] for r in table)
     if max(r["dev share"] for r in table) < MATERIAL_SHARE:  # the check's precondition failed at this draw: reported
-        record("not-applicable", table=full_table, config={**fz.LAZY, **cfg, "cells": cells},
+        record("not-applicable", table=full_table, config={**fz.LAZY, **cfg, "cells": cells}, evidence="consistency",
+               inside="unknown", inside_reason="the check's own precondition (a material deviation share) failed: no verdict",
                note=(f"precondition not met at this draw: the deviation term is below {MATERIAL_SHARE:.0%} of dev + T_init "
                      f"in every lazy cell (max {max(r['dev share'] for r in table):.3f}); no verdict"))
         return
     worst = max(r["PT/(dev+T_init)"] for r in table)
     judged = {str(r.get("scheme", "")).lower() for r in table}
-    record("holds" if worst <= 1.0 else "violated", observed=worst, bound=1.0, table=full_table,
+    record("holds" if worst <= 1.0 else "violated", observed=worst, bound=1.0, table=table, evidence="test", inside=True,
+           inside_reason=(f"the judged cells are lazy (max rel. weight change {rel:.3f} ≤ {lazy.LAZY_MAX_REL_CHANGE}) and "
+                          "inside m ≥ L³ ln m; the tested steps (triangle, Jensen, Lemma 5) invoke no event and the deviation "
+                          "term is measured, so Lemma 4's undecidable events are not used"),
            covers=["after lazy training", "term: initialization"]
            + [part for key, part in (("lecun", "LeCun"), ("he", "He"), ("ntk", "NTK")) if key in judged],
            config={**fz.LAZY, **cfg, "cells": cells}, tightness="max over cells of seed-mean PT/(dev + T_init)",
@@ -302,7 +319,14 @@ def test_decomposition_material_deviation(ctx, record):
            note=(f"training-deviation term {share:.0%}–{max(r['dev share'] for r in table):.0%} of dev + T_init (lazy: max "
                  f"rel. change {rel:.3f}); the term is measured, its Lemma-4 bound is not tested"
                  + (f"; {len(outside)} of {len(full_table)} cells left the lazy regime at this draw (rel. change > "
-                    f"{lazy.LAZY_MAX_REL_CHANGE}): outside the hypotheses, in the table, not judged" if outside else "")))
+                    f"{lazy.LAZY_MAX_REL_CHANGE}): outside the hypotheses, recorded apart" if outside else "")))
+    if outside:  # the cells that left the lazy regime at this draw: beside the verdict, never counted
+        wo = max(r["PT/(dev+T_init)"] for r in outside)
+        record("holds" if wo <= 1.0 else "violated", reading="outside-hypotheses", observed=wo, bound=1.0, table=outside,
+               evidence="test", inside=False,
+               inside_reason=f"lazy training fails: max rel. weight change {max(r['max rel change'] for r in outside):.3f} > "
+                             f"{lazy.LAZY_MAX_REL_CHANGE}",
+               config={**fz.LAZY, **cfg, "cells": cells}, tightness="max over the non-lazy cells of seed-mean PT/(dev + T_init)")
     rows = fz.lazy_sweep(cells, ctx.device, ctx.dtype, ctx.seed, cfg)
     rejected, per = _companion_pt_le_p0(record, rows)
     assert worst <= 1.0, worst
@@ -363,7 +387,12 @@ def test_theorem1_bound_and_trends(ctx, record):
     vac = [(r["scheme"], r["L"], r["m"]) for r in table if r["PT/eps"] / r["PT/bound"] > r["PT/eps"] / cd]
     ok_bound = worst <= 1.0
     verdict = ("vacuous" if vac else "holds") if ok_bound else "violated"
-    record(verdict, observed=worst, bound=1.0, table=table, reading="reconstructed",
+    below = sorted({(m, L) for (_, L, m) in agg if not lazy.within_borrowed_lemmas(m, L)})
+    inside_fit = (False if below else "unknown")
+    why_fit = ((f"cells below m ≥ L³ ln m are included: {below}; " if below else "") + "Lemma 4's events (ω range, "
+               "borrowed lemmas) are undecidable from a run, and its constant is fitted here")
+    record(verdict, observed=worst, bound=1.0, table=table, reading="reconstructed", evidence="test",
+           inside=inside_fit, inside_reason=why_fit,
            finding_type="vacuous" if verdict == "vacuous" else "",
            tightness="max over cells of PT/(Ĉ g + T_init), Ĉ fitted on the smallest width of each (init, L)",
            config={**fz.LAZY, "cells": _cells(ctx)},
@@ -394,7 +423,10 @@ def test_theorem1_bound_and_trends(ctx, record):
         trends[f"{s}: slope of PT per layer (reported)"] = {"slope": b, "CI": (b - tcrit(dof) * se, b + tcrit(dof) * se)}
     ok_trend = all(v["confirmed"] for v in trends.values() if "confirmed" in v)
     record("holds" if ok_trend else "violated", observed=trends["lecun: slope of PT per layer"]["slope"], bound=0.0,
-           ratio=None, hypotheses={"widths": common, **trends}, reading="reconstructed",
+           ratio=None, hypotheses={"widths": common, **trends}, reading="reconstructed", evidence="test",
+           rejects=("the wrong signs: 'LeCun depth hurts' (slope of log PT ≥ 0) and 'He/NTK depth helps' (slope of log dev "
+                    "≤ 0), each excluded by its 99 % family-wise interval (note)"),
+           inside=inside_fit, inside_reason=why_fit,
            tightness="per-layer slopes of log PT (LeCun) and log dev (He, NTK) with 99% family-wise CIs",
            note="; ".join(f"{k}: {v['slope']:+.3f} [{v['CI'][0]:+.3f}, {v['CI'][1]:+.3f}]" for k, v in trends.items()))
     assert ok_bound, worst
@@ -422,7 +454,7 @@ def _ratio_rows(agg, s, L, ms, nrows):
         pred = a["log_shape4"] - a0["log_shape4"]  # log of g(m)/g(m_fit); g underflows for m ≫ L³
         out.append({"scheme": s, "L": L, "m_fit": ms[0], "m": m, "dev(m_fit)": a0["dev"], "dev(m)": a["dev"],
                     "log10 predicted dev(m)/dev(m_fit)": pred / math.log(10), "measured dev(m)/dev(m_fit)": math.exp(d_),
-                    "log10 lower 99.9% bound of measured/predicted": (lo - pred) / math.log(10), "_lo": lo, "_pred": pred})
+                    f"log10 lower {LOWER} bound of measured/predicted": (lo - pred) / math.log(10), "_lo": lo, "_pred": pred})
     return out
 
 
@@ -440,7 +472,7 @@ def test_lemma4_deviation_decay(ctx, record):
     and compare at the larger admissible widths: the shape requires dev(m)/dev(m_fit) ≤ g(m)/g(m_fit). Admissible: the
     range of the Allen-Zhu–Li–Song lemmas the proof borrows, m ≥ L³ ln m (lazy.within_borrowed_lemmas); the same
     comparison on cells below it is reported apart (reading "outside-hypotheses"), never counted. Refuted where the
-    lower 99.9% (Bonferroni over the rows) confidence bound of dev(m)/dev(m_fit) (Welch interval on log dev over seeds)
+    lower 1 − RATIO_ALPHA (Bonferroni over the rows) confidence bound of dev(m)/dev(m_fit) (Welch interval on log dev over seeds)
     exceeds g(m)/g(m_fit); the size is pinned: by a factor ≥ 10^20. Control (plain assert): the same procedure
     accepts a width-independent shape."""
     agg = _lazy_sweep_checked(ctx, record)
@@ -465,6 +497,10 @@ def test_lemma4_deviation_decay(ctx, record):
         r.pop("_lo"), r.pop("_pred")
     record("holds" if lem4_ok else "expected-failure", observed=worst_lo / math.log(10), bound=0.0, ratio=None,
            reading="reconstructed", finding_type="" if lem4_ok else "false-as-stated", covers=["decay in m"],
+           evidence="test", inside="unknown",
+           inside_reason=("every compared cell is lazy (rel. weight change ≤ 0.1) and inside m ≥ L³ ln m; Lemma 4's own "
+                          "events (‖W′_l − W_l‖₂ ≤ ω in the borrowed range, the Allen-Zhu–Li–Song events) carry "
+                          "unspecified constants and are undecidable from a run"),
            false_alarm=RATIO_ALPHA,  # the control assert flat_lo <= 0 (a deviation not rising in m) fails at most this often
            table=table, hypotheses={**_status_summary([r for r in _decomposition_table(agg) if r["m >= L^3 ln m"]]),
                                     "log-log slope of dev vs m at L=2 (admissible widths)": devfits,
@@ -472,11 +508,11 @@ def test_lemma4_deviation_decay(ctx, record):
                                     "admissible widths per (init, L)": {f"{g[0]} L={g[1]}": ms for g, ms in inside.items()},
                                     "control: max lower bound of dev(m)/dev(m_fit) (flat shape accepted if <= 1)": math.exp(min(flat_lo, 700.0))},
            config={**fz.LAZY, "cells": _cells(ctx), "admissible": "m >= L^3 ln m"},
-           tightness="log10 of the max over admissible rows of the lower 99.9% bound of (measured dev ratio)/(predicted g ratio); > 0 refutes",
+           tightness=f"log10 of the max over admissible rows of the lower {LOWER} bound of (measured dev ratio)/(predicted g ratio); > 0 refutes",
            finding=("" if lem4_ok else
                     f"On lazy runs (rel. weight change ≤ 0.1) inside the borrowed lemmas' range m ≥ L³ ln m, the deviation term "
                     f"decays far more slowly in m than e^(-m²/((m+1)L³)): the measured ratio dev(m)/dev(m_fit) exceeds the "
-                    f"predicted one by a factor of at least 10^{worst_lo / math.log(10):.1f} (99.9% bound); measured ratios lie in "
+                    f"predicted one by a factor of at least 10^{worst_lo / math.log(10):.1f} ({LOWER} bound); measured ratios lie in "
                     f"[{min(meas):.2f}, {max(meas):.2f}]; dev ∝ m^slope at L=2 with slopes {slopes}. Reconstruction: the "
                     "statement line is illegible, the shape is Eq. (10). Hypothesis status of these runs: unknown (the "
                     "proof's ω range and the borrowed lemmas' events carry unspecified constants)."))
@@ -485,9 +521,10 @@ def test_lemma4_deviation_decay(ctx, record):
     for r in out_rows:
         r.pop("_lo"), r.pop("_pred")
     record("not-applicable", reading="outside-hypotheses", table=out_rows, config={"below": "m < L^3 ln m"},
+           evidence="consistency", inside=False, inside_reason="m_fit or m below m ≥ L³ ln m (the borrowed lemmas' range)",
            note=("the same comparison where m_fit or m lies below the borrowed lemmas' range m ≥ L³ ln m (reported, not "
                  "counted): log10 lower bounds of measured/predicted " +
-                 ", ".join(f"{r['scheme']} L={r['L']} m={r['m']}: {r['log10 lower 99.9% bound of measured/predicted']:+.1f}"
+                 ", ".join(f"{r['scheme']} L={r['L']} m={r['m']}: {r[f'log10 lower {LOWER} bound of measured/predicted']:+.1f}"
                            for r in out_rows)))
     assert flat_lo <= 0.0, "control: the check must accept a width-independent deviation"
     assert lem4_ok or worst_lo / math.log(10) >= LEM4_MIN_LOG10, f"finding size 10^{worst_lo / math.log(10):.1f} below 10^20"
@@ -525,7 +562,9 @@ def test_width_tradeoff_information(ctx, record):
     falls = [t for t in tests if t["p (dev falls)"] < lvl]
     inside = sum(t["both widths m >= L^3 ln m"] for t in tests)
     record("not-applicable", reading="reconstructed", observed=max(t["measured dev ratio"] for t in tests), bound=None,
-           ratio=None, table=tests, config={"alpha (family)": TREND_ALPHA, "per test": lvl},
+           ratio=None, table=tests, config={"alpha (family)": TREND_ALPHA, "per test": lvl}, evidence="consistency",
+           inside=False, inside_reason=(f"information: {len(tests) - inside}/{len(tests)} comparisons lie below m ≥ L³ ln m "
+                                        "(the rise region m ≲ L³/2 is below the borrowed lemmas' range); no bound"),
            # no false_alarm: the planted control is the a0 sample shifted up by the shape's rise (> 0 at argmax g), so
            # its one-sided Welch p of 'falls' is > 1/2 on every draw; it can fail only if the test's direction is wrong
            tightness="measured dev(argmax g)/dev(smallest m) beside the shape's ratio (information)",

@@ -90,7 +90,9 @@ def test_lemma5_exact_second_moment(ctx, record, case):
     ok = lo < exact < hi and abs(z) < Z_CRIT and mean <= stated and ci_err < 1e-12
     # each case is its own test: its two-sided z-test runs at LEM5_ALPHA/4 (normal approximation of the MC mean)
     record("holds" if ok else "violated", observed=mean, bound=stated, ratio=mean / stated, false_alarm=LEM5_ALPHA / len(CASES),
-           covers=["value", "layer recursion"] + (["narrow/deep"] if m <= 4 else []),
+           covers=["value", "layer recursion"] + (["narrow/deep"] if m <= 4 else []), evidence="test",
+           inside=True, inside_reason=(f"Eq. (2) init ({scheme}, L = {L} ≥ 2) drawn independently of x (unit sphere) and x̂ "
+                                       "(uniform in the ε-ball): Lemma 5's only hypotheses"),
            tightness=f"MC/stated = {mean / stated:.4f}; exact/stated = d/(d+2) = {d / (d + 2):.4f}",
            config={"d": d, "m": m, "o": o, "L": L, "scheme": scheme, "E": E, "N": N, "eps": EPS},
            hypotheses={f"{1 - LEM5_ALPHA / len(CASES):.6f} CI (mean_ci)": [lo, hi], "exact": exact, "z": z,

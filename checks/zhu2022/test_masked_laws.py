@@ -12,7 +12,11 @@ from scipy import stats as st
 
 from theory.papers.zhu2022 import masked
 
-FAMILY_ALPHA = 1e-3  # false-alarm rate per claim family (Bonferroni-split below); the mutations below keep |z| ≥ 8
+# False-alarm rate per claim family (Bonferroni-split below). Issue 35: 1e-4 (was 1e-3). For the decision "some test of
+# the family rejects" Holm rejects exactly when Bonferroni does, so the split costs nothing; the wrong laws of the power
+# tests stay rejected in every repeat: over 20 repeats the largest p-value was 3e-10 (χ²(1) scale ×1.1), 9e-14 (atom
+# 0.48), 3e-46 (Lemma 2's wrong mixtures), against levels 6.7e-6 (Lemma 1) and 1.1e-5 (Lemma 2).
+FAMILY_ALPHA = 1e-4
 P_DIM, SIGMA, N1 = 10, 0.7, 50_000
 
 
@@ -50,10 +54,14 @@ def test_lemma1_equal_in_law(ctx, record):
     pmin = min(min(r["p_atom"], r["p_chi2"], r["p_2s"]) for r in rows)
     ok = pmin > level
     record("holds" if ok else "violated", observed=pmin, bound=level, ratio=None, false_alarm=FAMILY_ALPHA,
-           covers=["atom at 0", "positive part law", "equal in law", "all h2 geometries"],
+           covers=["atom at 0", "positive part law", "equal in law", "all h2 geometries"], evidence="test",
+           rejects="the laws 'atom 0.48' and 'χ²(1) scale ×1.1', rejected by the same tests in ≥ 90 % of repeats "
+                   "(test_lemma1_tests_have_power)",
+           inside=True, inside_reason="h₁, h₂ ≠ 0 for every geometry (h₂ = h₁, −h₁, ⊥h₁, h₁ + 1e-6 noise, random); "
+                                      "Lemma 1 has no other hypothesis",
            config={"p": P_DIM, "sigma": SIGMA, "N": N1, "family-wise alpha": FAMILY_ALPHA, "level per test": level},
            table=rows, tightness="smallest p-value of the 15 tests (5 geometries × atom, χ²(1) KS, two-sample KS) vs the "
-                                 "Bonferroni level 0.01/15",
+                                 f"Bonferroni level {FAMILY_ALPHA:g}/15",
            note="two-sample KS (iii) is conservative with the atom; (i)+(ii) are the primary tests")
     assert ok, rows
 
@@ -116,7 +124,11 @@ def test_lemma2_chi2_binomial_mixture(ctx, record):
     ok = pmin > level
     record("holds" if ok else "violated", observed=pmin, bound=level, ratio=None, config={"N": N, "cases": LEM2_CASES}, table=rows,
            false_alarm=FAMILY_ALPHA,
-           covers=["atom", "mixture law", "mean"],
+           covers=["atom", "mixture law", "mean"], evidence="test",
+           rejects="the mixtures ρ ~ Bin(q, 0.45) and a fixed χ²(q/2), rejected by the same tests in ≥ 90 % of repeats "
+                   "(test_lemma2_tests_have_power)",
+           inside=True, inside_reason="W with i.i.d. N(0, 2/q) entries, h₁, h₂ ≠ 0 (drawn Gaussian) in every case; no other "
+                                      "hypothesis",
            tightness="smallest p-value (atom binomial, KS vs conditional mixture CDF, mean z) vs Bonferroni level")
     assert ok, rows
 

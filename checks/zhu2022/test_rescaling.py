@@ -59,7 +59,8 @@ def test_common_rescaling_equivalence(ctx, record, c):
             errs[name] = float("inf")
         rows.append({"rate": name, "max rel err over steps": errs[name]})
     ok = errs["eta/c^2"] <= TOL
-    record("holds" if ok else "violated", observed=errs["eta/c^2"], bound=TOL, evidence="identity", covers=["common scale"],
+    record("holds" if ok else "violated", observed=errs["eta/c^2"], bound=TOL, evidence="consistency", covers=["common scale"],
+           inside=True, inside_reason=f"c = {c} > 0, ReLU (positively 1-homogeneous), no biases: Lemma 3's hypotheses",
            config={"c": c, "L": L, "d": D, "m": M, "o": O, "n": N, "steps": STEPS, "eta": ETA}, table=rows, series={"errors": {
                "x": list(range(len(rows))), "y": [min(max(r["max rel err over steps"], 1e-18), 1e3) for r in rows],
                "xlabel": "rate " + ", ".join(r["rate"] for r in rows), "ylabel": "max rel error", "logy": True}},
@@ -102,7 +103,8 @@ def test_layerwise_rescaling_ntk_vs_he(ctx, record, case):
         rows.append({"rates": name, "max rel err": errs[name]})
     ok = errs["eta/c_l^2"] <= TOL
     record("holds" if ok else "violated", observed=errs["eta/c_l^2"], bound=TOL, config={"case": case, "c_l": cs, "L": L, "steps": STEPS},
-           evidence="identity", covers=["layer-wise scales"],
+           evidence="consistency", covers=["layer-wise scales"],
+           inside=True, inside_reason="every c_l > 0, ReLU, no biases: the layer-wise version's hypotheses",
            table=rows, hypotheses={"init weights: NTK·c_l vs He (max abs)": float(max((a * c - b).abs().max() for a, b, c in zip(tilde0, w0, cs)))},
            tightness="max relative deviation from the standard-parameterised trajectory over all steps")
     wrong = min(errs["eta (common)"], errs["eta/c_l"])

@@ -27,10 +27,13 @@ from ._references import k_reference
 
 B1 = B2 = 1.0
 EPS64 = float(np.finfo(np.float64).eps)
-# Levels of the exact binomial tests; each is the declared false-alarm rate (record false_alarm) of its test.
-FLIP_ALPHA = 1e-3   # lem-8 (iii): family-wise over the recorded times (Bonferroni)
-UNION_ALPHA = 1e-3  # lem-9: two-sided test that the measured frequency matches the exact union probability
-EVENT_ALPHA = 1e-3  # lem-9 proof step, lem-10 projection event, thm-3 init events (family-wise over the two)
+# Levels of the exact binomial tests; each is the declared false-alarm rate (record false_alarm) of its test. Issue 35:
+# 2.5e-4 each (was 1e-3). The wrong versions stay far beyond them: the |a_r(0)| event at the mean level √(2/π)β₂ fails
+# for about 40 % of the neurons against ≤ 1/n = 12.5 %, and Lemma 9's counted n e^{−n/2} = 0.147 against a measured
+# frequency near the exact union 0.70 at E = 4000 (p-values in the records' notes).
+FLIP_ALPHA = 2.5e-4   # lem-8 (iii): family-wise over the recorded times (Bonferroni)
+UNION_ALPHA = 2.5e-4  # lem-9: two-sided test that the measured frequency matches the exact union probability
+EVENT_ALPHA = 2.5e-4  # lem-9 proof step, lem-10 projection event, thm-3 init events (family-wise over the two)
 
 
 def _run(ctx, m, cfg=None, alpha=None):
@@ -141,7 +144,7 @@ def test_kernel_stability_under_weight_movement(ctx, record):
         bad_exp += int((spec > exp_bound * (1 + 1e-12)).sum())
         exp_ratio = max(exp_ratio, float((spec / exp_bound.clamp_min(1e-300))[1:].max()))
         # (iii): flips of (r, i) need |w_r(0)ᵀx_i| ≤ R̂_w, probability ≤ 2R̂_w/(√(2π)β₁) per pair; pooled over members
-        # at each recorded t > 0, one-sided exact binomial test at family-wise 1e-3 (Bonferroni over the times)
+        # at each recorded t > 0, one-sided exact binomial test at family-wise FLIP_ALPHA (Bonferroni over the times)
         for k in range(1, len(r["steps"])):
             p_bound = min(1.0 - 1e-12, 2 * float(Rw[k].max()) / (math.sqrt(2 * math.pi) * B1))
             nflip = int(flip[k].sum())
@@ -160,14 +163,15 @@ def test_kernel_stability_under_weight_movement(ctx, record):
     flip_res = [failure_rate_test(f, N_, p, alpha=FLIP_ALPHA / ntimes) for f, N_, p in flip_tests]
     bad_iii = sum(t.rejects for t in flip_res)
     worst_iii = max(t.rate / t.delta for t in flip_res)
-    ok = bad_flip == 0 and bad_path == 0 and probe_true == 0 and bad_exp == 0 and bad_iii == 0
-    record("holds" if ok else "violated", observed=path_ratio, bound=1.0, covers=["pathwise ingredients", "flip probability"],
-           false_alarm=FLIP_ALPHA,
+    ok = bad_flip == 0 and bad_path == 0 and probe_true == 0 and bad_exp == 0
+    record("holds" if ok else "violated", observed=path_ratio, bound=1.0, covers=["pathwise ingredients"],
+           evidence="consistency", inside=True,
+           inside_reason=("(i), (ii) and the probe hold for any weights and invoke no event; (iv) applies an expectation to "
+                          "one path with the measured radii (a consistency check)"),
            tightness="max over times and members of ‖H(t) − H(0)‖_F / ‖B(t)‖_F (pathwise ingredient (ii))",
            config={**fz.TWO_LAYER, "widths": _widths(ctx), "R_a": "legible part alpha*sqrt(lambda0/(8nm))"}, table=table,
            hypotheses={"(i) flip-condition violations": bad_flip, "(ii) pathwise-bound violations": bad_path,
-                       "(iii) flip-rate tests rejecting 2R_w/(sqrt(2pi)beta1)": f"{bad_iii}/{ntimes}",
-                       "(iii) max flip fraction / bound": worst_iii,
+                       "(iii) max flip fraction / bound (its own record)": worst_iii,
                        "(iv) times where |H(t)-H(0)|_2 exceeds the expected-value bound": bad_exp,
                        "(iv) max |H(t)-H(0)|_2 / expected-value bound": exp_ratio,
                        "probe: true-bound violations": probe_true,
@@ -179,6 +183,18 @@ def test_kernel_stability_under_weight_movement(ctx, record):
            note=(f"headline = the pathwise ingredients (i)/(ii); the conclusion λ_min(H(t)) ≥ λ₀/2 is not judged on these runs: "
                  f"their radii exceed the lemma's R_w by up to {out_of_hyp:.3g}× (hypothesis not met); it is checked where "
                  f"R̂_w ≤ R_w in test_lemma8_conclusion_within_radii (min λ_min/λ₀ here: {worst_lmin:.3f}, reported)"))
+    # (iii) apart: a flip of (r, i) implies |w_r(0)ᵀx_i| ≤ R̂_w (pathwise, (i)), and |w_r(0)ᵀx_i| ~ |N(0, β₁²)| has
+    # P(≤ R) ≤ 2R/(√(2π)β₁) for any R (Gaussian density ≤ 1/(√(2π)β₁)): true by construction of the init, so the
+    # binomial test checks the code (consistency). R̂_w is measured on the same runs, while the lemma's radius is fixed
+    # before the init is drawn: the probability statement is applied outside its exact form (inside "unknown").
+    record("holds" if bad_iii == 0 else "violated", observed=worst_iii, bound=1.0, covers=["flip probability"],
+           evidence="consistency", false_alarm=FLIP_ALPHA, inside="unknown",
+           inside_reason=("the lemma bounds P(|w_r(0)ᵀx_i| ≤ R_w) for a radius fixed in advance; here R̂_w(t) is measured "
+                          "on the same runs (data-dependent); ‖x_i‖ = 1 holds"),
+           config={**fz.TWO_LAYER, "widths": _widths(ctx)},
+           hypotheses={"flip-rate tests rejecting 2R_w/(sqrt(2pi)beta1)": f"{bad_iii}/{ntimes}",
+                       "family-wise level (Bonferroni over the times)": FLIP_ALPHA},
+           tightness="max over recorded times of (flip fraction of the pairs (r, i)) / (2R̂_w/(√(2π)β₁))")
     n_members = len(_widths(ctx)) * fz.TWO_LAYER["seeds"]
     rejected = mut_flip > 0 and probe_mut == n_members and probe_ratio > 1
     record("holds" if rejected else "violated", role="companion", observed=probe_ratio, bound=1.0,
@@ -195,27 +211,86 @@ def test_kernel_stability_under_weight_movement(ctx, record):
 # of Lemma 7, ‖H(0) − H^∞‖₂ ≤ λ₀/4: on this data it holds on no member at m ≤ 1024 (seeds 0, 3, 11, 17; ‖H(0) − H^∞‖₂/λ₀
 # ≥ 0.27) and on 2–4 of the 4 members at m = 16384, so the conclusion is judged there and reported at m = 256.
 LEM8_WIDTHS = (256, 4096, 16384)
+LEM8_RANDOM = 4  # random points of the box per member (beside the trajectory and the corners)
+LEM8_READING = "fragment with 1/n"  # the box's R_a (tl.R_a_readings): the largest reading the proof's arithmetic allows
+
+
+def _kernel_at(X, a, P, alpha):
+    """H = (1/α²) Σ_r a_r² x_iᵀx_j 1_ir 1_jr for output weights a (..., m) and activation patterns P (..., m, n)."""
+    return torch.einsum("...m,...mi,...mj->...ij", a ** 2, P, P) * (X @ X.T) / alpha ** 2
+
+
+def _toggled_patterns(X, W0, Rw):
+    """Patterns (E, m, n) of w_r(0) with every flippable pair (|w_r(0)ᵀx_i| < R_w) of a neuron toggled, where one move
+    ‖δ‖ ≤ R_w does it (least-norm δ with (w_r(0) + δ)ᵀx_i = −sign(w_r(0)ᵀx_i)·1e-9 R_w on the toggled i, the other
+    patterns of the neuron unchanged); neurons where it does not are left as they are. Returns (patterns, toggled pairs)."""
+    Z0 = W0 @ X.T
+    P = (Z0 >= 0).to(X.dtype)
+    count = 0
+    for e, r in (Z0.abs() < Rw).any(-1).nonzero().tolist():
+        S = (Z0[e, r].abs() < Rw).nonzero().flatten()
+        sgn = torch.where(Z0[e, r, S] >= 0, 1.0, -1.0).to(X.dtype)
+        delta = torch.linalg.pinv(X[S]) @ (-Z0[e, r, S] - sgn * 1e-9 * Rw)
+        z = Z0[e, r] + X @ delta
+        keep = torch.ones_like(z, dtype=torch.bool)
+        keep[S] = False
+        if float(delta.norm()) <= Rw and bool(((z >= 0) == (Z0[e, r] >= 0))[keep].all()) and bool(((z >= 0) != (Z0[e, r] >= 0))[S].all()):
+            P[e, r] = (z >= 0).to(X.dtype)
+            count += len(S)
+    return P, count
+
+
+def _lemma8_box_points(X, W0, a0, Ra, Rw, gen):
+    """Points of Lemma 8's box {‖w_r − w_r(0)‖ ≤ R_w, |a_r − a_r(0)| ≤ R_a}: LEM8_RANDOM random ones and the adversarial
+    corners. H depends on w only through the patterns and H = (1/α²)Σ_r a_r² M_r with M_r ⪰ 0, so for fixed patterns
+    λ_max(H − H(0)) is largest at |a_r| = |a_r(0)| + R_a, and λ_max(H(0) − H) and −λ_min(H) at |a_r| = max(|a_r(0)| − R_a,
+    0) (monotone in the PSD order): the corners are the exact extremes of the output-weight part, the proof's equality
+    cases (|a_r(t)² − a_r(0)²| at its bound 2|a_r(0)|R_a + R_a² in Eq. (19)). Each corner is taken with the initial
+    patterns and with the flippable pairs toggled (the flip event A_ir of Eq. (20)). Returns (a (P, E, m), patterns
+    (P, E, m, n), labels, toggled pairs)."""
+    E, m, d = W0.shape
+    kw = dict(dtype=X.dtype, device=X.device)
+    pts_a, pts_P, labels = [], [], []
+    for _ in range(LEM8_RANDOM):
+        u = 2 * torch.rand(E, m, generator=gen, **kw) - 1
+        v = torch.randn(E, m, d, generator=gen, **kw)
+        v = v / v.norm(dim=-1, keepdim=True) * torch.rand(E, m, 1, generator=gen, **kw) ** (1 / d) * Rw
+        pts_a.append(a0 + Ra * u)
+        pts_P.append(((W0 + v) @ X.T >= 0).to(X.dtype))
+        labels.append("random point of the box")
+    P0 = (W0 @ X.T >= 0).to(X.dtype)
+    Pt, toggled = _toggled_patterns(X, W0, Rw)
+    up, down = a0 + Ra * a0.sign(), a0.sign() * (a0.abs() - Ra).clamp_min(0)
+    for la, a in (("corner |a_r(0)| + R_a", up), ("corner max(|a_r(0)| - R_a, 0)", down)):
+        for lp, P in (("initial patterns", P0), ("flippable pairs toggled", Pt)):
+            pts_a.append(a)
+            pts_P.append(P)
+            labels.append(f"{la}, {lp}")
+    return torch.stack(pts_a), torch.stack(pts_P), labels, toggled
 
 
 @pytest.mark.claim("zhu2022/lem-8")
 def test_lemma8_conclusion_within_radii(ctx, record):
-    """Lemma 8's conclusion where its hypothesis holds: on the short GD runs over [0, min(t₁, t₂)] (_short_run) at the
-    widths LEM8_WIDTHS, every step has max_r ‖w_r(t) − w_r(0)‖ ≤ R_w and max_r |a_r(t) − a_r(0)| ≤ R_a (R_a = legible
-    part; asserted as a precondition); there ‖H(t) − H(0)‖₂ ≤ λ₀/4 and λ_min(H(t)) ≥ λ₀/2 must hold at every step.
-    Hypothesis report per member: the radii, the event of Lemma 7 (‖H(0) − H^∞‖₂ ≤ λ₀/4, λ_min(H(0)) ≥ 3λ₀/4; the
-    proof's last step uses it) and the proof's Markov events (entrywise Eqs. (19)–(20) × n, lemma's radii, every step).
-    The as-stated record judges the members on all of them; the others are recorded apart (reading
-    "outside-hypotheses"); the conclusion is asserted on every member.
-    Companion: the conclusion with a tightened constant, λ_min(H(t)) ≥ 3λ₀/2, must be violated (λ_min(H(0)) ≈ λ₀)."""
-    rows, reports = [], {}
+    """Lemma 8's conclusion for every weights in its box (a "for every θ" statement: forall), at the worst case: for
+    ‖w_r − w_r(0)‖ ≤ R_w and |a_r − a_r(0)| ≤ R_a, ‖H − H(0)‖₂ ≤ λ₀/4 and λ_min(H) ≥ λ₀/2. R_a is illegible: the box
+    takes R_a = (α/n)√(λ₀/(8nm)) (tl.R_a_readings, "fragment with 1/n"), the largest reading under which the proof's
+    (19) term can close, and R_w from its formula at it; the conclusion is monotone in the box, so this covers every
+    smaller reading ("closing" included). Points per member: the short GD run over [0, min(t₁, t₂)] (_short_run) where it
+    stays in the box (typical points), LEM8_RANDOM random points of the box, and the adversarial corners of
+    _lemma8_box_points (exact extremes of the output-weight part, with the flippable patterns toggled). Figure per point:
+    max(‖H − H(0)‖₂/(λ₀/4), (λ₀/2)/λ_min(H)) ≤ 1.
+    Inside: Lemma 7's event of the member (‖H(0) − H^∞‖₂ ≤ λ₀/4, λ_min(H(0)) ≥ 3λ₀/4; the proof's last step uses it)
+    and the proof's Markov events at the point (entrywise Eqs. (19)–(20) × n with the box's radii). The as-stated record
+    (worst_case) judges the inside (member, point) cells; the others are recorded apart (inside False). The corner at
+    the harness's earlier R_a fragment α√(λ₀/(8nm)) (no 1/n) and at the "closing" reading are reported (information).
+    Companion: the conclusion with a tightened constant, λ_min(H) ≥ 3λ₀/2, must be violated (λ_min(H(0)) ≈ λ₀)."""
+    cells, reports, info, toggles = [], {}, {}, 0
+    gen = record.generator({"t": "lemma8 box"})
     for m in LEM8_WIDTHS:
         s = _short_run(ctx, m)
         tr, lam0, X, alpha = s["tr"], s["lam0"], s["r"]["X"], s["r"]["alpha"]
+        n = X.shape[0]
         W, a, H = tr.stacked("W"), tr.stacked("a"), tr.stacked("H")
-        Rw_hat = (W - W[0]).norm(dim=-1).amax(-1)  # (T, E)
-        Ra_hat = (a - a[0]).abs().amax(-1)
-        radii = (Rw_hat <= s["Rw"]).all(0) & (Ra_hat <= s["Ra"]).all(0)
-        assert bool(radii.all()), f"hypothesis of Lemma 8 (radii) not met on the short run at m={m}"
         e7 = tl.lemma7_event(H[0], X, m, alpha, B2)
         mk = tl.lemma8_markov_event(X, W[0], a[0], a, H, alpha, B1, B2, s["Ra"], s["Rw"])
         # the production events against the reference written above: the bounds to 1e-12, Lemma 7's figures to 1e-9
@@ -244,51 +319,86 @@ def test_lemma8_conclusion_within_radii(ctx, record):
             probe = torch.stack([Hinf_t + c * ev[0] * vv for c in (0.2475, 0.2525)])
             assert tl.lemma7_event(probe, X, m, alpha, B2)["ok"].tolist() == [True, False], \
                 "tl.lemma7_event's thresholds are not ‖H(0) − H^∞‖₂ ≤ λ₀/4, λ_min(H(0)) ≥ 3λ₀/4"
-        rep = tl.event_report({"radii R_w, R_a at every step": radii, "event of Lemma 7 (Eq. 17 step)": e7["ok"],
-                               "Markov events (19)-(20) at every step": mk["ok"].all(0)})
-        reports[m] = rep
-        dH = torch.linalg.matrix_norm(H - H[0], 2).amax(0) / lam0  # (E,)
-        lmin = torch.linalg.eigvalsh(H)[..., 0].amin(0) / lam0
-        for e in range(W.shape[1]):
-            rows.append({"m": m, "member": e, "status": rep["status"][e], "max |H(t)-H(0)|_2/lambda0": float(dH[e]),
-                         "min lambda_min(H(t))/lambda0": float(lmin[e]), "|H(0)-Hinf|_2/lambda0": float(e7["dev"][e]),
-                         "lambda_min(H(0))/lambda0": float(e7["lmin"][e]),
-                         "max R_w hat/R_w": float(Rw_hat[:, e].max() / s["Rw"]), "max R_a hat/R_a": float(Ra_hat[:, e].max() / s["Ra"]),
-                         "max Markov ratio (19)": float(mk["r19"][:, e].max()), "max Markov ratio (20)": float(mk["r20"][:, e].max())})
-    ins = [r for r in rows if r["status"] == "inside"]
-    outs = [r for r in rows if r["status"] != "inside"]
-    hyp = {f"m={m}": {"members inside": rep["members inside"], "outside_reasons": rep["outside_reasons"]} for m, rep in reports.items()}
-    cfg = {**fz.TWO_LAYER, "widths": LEM8_WIDTHS, "steps": 60, "R_a": "legible part alpha*sqrt(lambda0/(8nm))"}
-
-    def _judge(sel):
-        wd = max(r["max |H(t)-H(0)|_2/lambda0"] for r in sel)
-        wl = min(r["min lambda_min(H(t))/lambda0"] for r in sel)
-        return wd, wl, wd <= 0.25 and wl >= 0.5
-
+        readings = tl.R_a_readings(lam0, alpha, n, m, B2)
+        Ra = readings[LEM8_READING]
+        Rw = tl.R_w(lam0, alpha, n, m, B1, B2, Ra)
+        # typical points: the short run's steps that lie in the box
+        in_box = ((W - W[0]).norm(dim=-1).amax(-1) <= Rw) & ((a - a[0]).abs().amax(-1) <= Ra)  # (T, E)
+        # random and adversarial points
+        pa, pP, labels, tg = _lemma8_box_points(X, W[0], a[0], Ra, Rw, gen)
+        toggles += tg
+        Hb = _kernel_at(X, pa, pP, alpha)  # (P, E, n, n)
+        pts = [("GD step", H, a, in_box)] + [(lab, Hb[i:i + 1], pa[i:i + 1], torch.ones_like(in_box[:1])) for i, lab in enumerate(labels)]
+        for lab, Hp, ap, ok_box in pts:
+            mk_p = tl.lemma8_markov_event(X, W[0], a[0], ap, Hp, alpha, B1, B2, Ra, Rw)["ok"]  # (P, E)
+            rA = torch.linalg.matrix_norm(Hp - H[0], 2) / (lam0 / 4)
+            lmin = torch.linalg.eigvalsh(Hp)[..., 0]
+            rB = (lam0 / 2) / lmin
+            for e in range(W.shape[1]):
+                sel = ok_box[:, e]
+                if not bool(sel.any()):
+                    continue
+                ins = sel & mk_p[:, e] & e7["ok"][e]
+                for part, mask in (("inside", ins), ("outside", sel & ~ins)):
+                    if bool(mask.any()):
+                        fa, fb = float(rA[mask, e].max()), float(rB[mask, e].max())
+                        cells.append({"m": m, "member": e, "point": lab, "status": part, "points": int(mask.sum()),
+                                      "max |H-H(0)|_2/(lambda0/4)": fa, "max (lambda0/2)/lambda_min(H)": fb,
+                                      "figure": max(fa, fb), "min lambda_min(H)/lambda0": float(lmin[mask, e].min() / lam0),
+                                      "Lemma 7 event": bool(e7["ok"][e]),
+                                      "|H(0)-Hinf|_2/lambda0": float(e7["dev"][e]),
+                                      "Markov events at the points": bool(mk_p[mask, e].all())})
+        # information: the upper corner (initial patterns) at the other readings, on the members on Lemma 7's event
+        for name, Rx in readings.items():
+            up = a[0] + Rx * a[0].sign()
+            rx = torch.linalg.matrix_norm(_kernel_at(X, up, (W[0] @ X.T >= 0).to(X.dtype), alpha) - H[0], 2) / (lam0 / 4)
+            if bool(e7["ok"].any()):
+                info.setdefault(name, []).append(float(rx[e7["ok"]].max()))
+        reports[f"m={m}"] = {"R_a readings": readings, "box": {"R_a": Ra, "R_w": Rw},
+                             "members on Lemma 7's event": f"{int(e7['ok'].sum())}/{e7['ok'].numel()}",
+                             "GD steps inside the box": f"{int(in_box.sum())}/{in_box.numel()}"}
+    ins = [c for c in cells if c["status"] == "inside"]
+    outs = [c for c in cells if c["status"] != "inside"]
+    cfg = {**fz.TWO_LAYER, "widths": LEM8_WIDTHS, "steps": 60, "random points per member": LEM8_RANDOM,
+           "R_a reading of the box": LEM8_READING}
+    hyp = {**reports, "flippable pairs toggled at the corners (all widths)": toggles,
+           "max |H - H(0)|_2/(lambda0/4) at the upper corner per R_a reading (members on Lemma 7's event)":
+               {k: max(v) for k, v in info.items()}}
+    ok = ok_out = True
     if ins:
-        worst_dev, worst_l, ok = _judge(ins)
-        record("holds" if ok else "violated", observed=worst_l, bound=0.5, ratio=0.5 / worst_l, covers=["conclusion within radii"],
-               tightness="(1/2) / min_t λ_min(H(t))/λ₀ over the members inside (≤ 1 holds)", config=cfg, table=ins,
-               hypotheses={**hyp, "max |H(t)-H(0)|_2 / lambda0": worst_dev, "min lambda_min(H(t))/lambda0": worst_l},
-               note=f"members on every event the proof invokes: {len(ins)}/{len(rows)} (the others in the outside-hypotheses record)")
+        worst = max(ins, key=lambda c: c["figure"])
+        ok = worst["figure"] <= 1.0
+        record("holds" if ok else "violated", observed=worst["figure"], bound=1.0, covers=["conclusion within radii"],
+               evidence="test", worst_case=True, inside=True,
+               inside_reason=(f"judged cells: members on Lemma 7's event (‖H(0) − H^∞‖₂/λ₀ ≤ "
+                              f"{max(c['|H(0)-Hinf|_2/lambda0'] for c in ins):.3f} ≤ 1/4 on them) at points of the box where "
+                              "the proof's Markov events (19)–(20) × n hold; the box's R_a is the largest reading the OCR "
+                              "allows (R_a illegible), R_w its formula"),
+               tightness="max over the inside cells of max(‖H − H(0)‖₂/(λ₀/4), (λ₀/2)/λ_min(H)) (GD steps, random points, "
+                         "adversarial corners)",
+               config=cfg, table=ins, hypotheses=hyp,
+               note=(f"worst at m = {worst['m']}, member {worst['member']}, {worst['point']}: ‖H − H(0)‖₂ ≤ "
+                     f"{worst['max |H-H(0)|_2/(lambda0/4)']:.3g}·λ₀/4, λ_min(H) ≥ λ₀/2 ÷ "
+                     f"{worst['max (lambda0/2)/lambda_min(H)']:.3g}; {len({(c['m'], c['member']) for c in ins})} members "
+                     "judged (the others in the outside record)"))
     else:
-        ok = True
-        record("not-applicable", config=cfg, table=rows, hypotheses=hyp,
+        record("not-applicable", config=cfg, table=cells, hypotheses=hyp, evidence="consistency", inside=False,
+               inside_reason="no member on Lemma 7's event at this draw",
                note=("precondition not met at this draw: no member is on every event the proof invokes (Lemma 7's "
                      "‖H(0) − H^∞‖₂ ≤ λ₀/4 above all); the conclusion is recorded outside the hypotheses only"))
     if outs:
-        od, ol, ok_out = _judge(outs)
-        record("holds" if ok_out else "violated", reading="outside-hypotheses", observed=ol, bound=0.5, ratio=0.5 / ol,
-               config=cfg, table=outs, hypotheses=hyp,
-               tightness="(1/2) / min_t λ_min(H(t))/λ₀ over the members outside",
-               note="members off an event the proof invokes (see outside_reasons): reported, never counted against the paper")
-    else:
-        ok_out = True
-    worst_l_all = min(r["min lambda_min(H(t))/lambda0"] for r in rows)
+        wo = max(c["figure"] for c in outs)
+        ok_out = wo <= 1.0
+        record("holds" if ok_out else "violated", reading="outside-hypotheses", observed=wo, bound=1.0, config=cfg,
+               table=outs, hypotheses=hyp, evidence="test", inside=False,
+               inside_reason="members off Lemma 7's event, or points where a Markov event of the proof fails",
+               tightness="max over the outside cells of max(‖H − H(0)‖₂/(λ₀/4), (λ₀/2)/λ_min(H))",
+               note="reported, never counted against the paper")
+    worst_l_all = min(c["min lambda_min(H)/lambda0"] for c in cells)
     rejected = worst_l_all < 1.5
     record("holds" if rejected else "violated", role="companion", observed=worst_l_all, bound=1.5,
-           note=f"wrong version λ_min(H(t)) ≥ 3λ₀/2: min λ_min/λ₀ = {worst_l_all:.3f} over all members (< 1.5: rejected)")
-    assert ok and ok_out, rows  # the conclusion on every member, inside or not (as before the events were reported)
+           note=f"wrong version λ_min(H) ≥ 3λ₀/2: min λ_min/λ₀ = {worst_l_all:.3f} over all cells (< 1.5: rejected)")
+    assert ok, ins
     assert rejected
 
 
@@ -324,7 +434,7 @@ def test_loss_envelope_and_first_layer_radius(ctx, record):
         hyp = torch.cummin(lmin, 0).values >= lam0 / 2
         env = res[0] * torch.exp(-lam0 * t)[:, None]
         ratio_env = torch.where(hyp, res / env, torch.zeros_like(res))
-        worst_env = max(worst_env, float(ratio_env.max()))
+        worst_env = max(worst_env, float(ratio_env[1:].max()))  # t > 0: at t = 0 the envelope is its own start (= 1)
         lmax = torch.linalg.eigvalsh(r["H"][0] + r["G"][0])[..., -1]
         mut_env += int((res > res[0] * torch.exp(-4 * lmax[None, :] * t[:, None])).sum())
         _, _, Rw, Ra = _radii(r)
@@ -369,6 +479,11 @@ def test_loss_envelope_and_first_layer_radius(ctx, record):
                                 "xlabel": "t", "ylabel": "|y-f(t)|^2 / (e^{-lambda0 t}|y-f(0)|^2)"}}
     ok = worst_env <= 1.0 and worst_rw <= 1.0
     record("holds" if ok else "violated", observed=max(worst_env, worst_rw), bound=1.0, table=table, series=series,
+           evidence="test", inside=True,
+           inside_reason=(f"(21) judged on the (t, member) cells where its hypothesis λ_min(H(s)) ≥ λ₀/2 held on the recorded "
+                          f"s ≤ t; (22) on the {n_in} cells on every event its proof invokes (R̂_a(s) ≤ R̂_a(t) on s ≤ t, "
+                          f"|a_r(0)| ≤ √n β₂ for every r, (21) on s ≤ t; {n_out} cells off an event are recorded apart); "
+                          f"GD with η = {fz.TWO_LAYER['eta']} as the flow"),
            covers=["loss envelope"] + (["first-layer radius", "term: sqrt(n) beta2 (init level of a)"] if n_in else [])
            + (["term: R_a (movement of a)"] if mat_n else []),
            hypotheses={"max loss/envelope": worst_env, "max R_w hat/R'_w (inside cells)": worst_rw,
@@ -391,7 +506,8 @@ def test_loss_envelope_and_first_layer_radius(ctx, record):
                      "cells inside)")
     if n_out:
         record("holds" if worst_out <= 1.0 else "violated", reading="outside-hypotheses", observed=worst_out, bound=1.0,
-               config={**fz.TWO_LAYER, "widths": LEM9_MATERIAL_M + tuple(_widths(ctx))},
+               config={**fz.TWO_LAYER, "widths": LEM9_MATERIAL_M + tuple(_widths(ctx))}, evidence="test", inside=False,
+               inside_reason=f"an event of the proof of (22) fails on these {n_out} cells: {out_why}",
                hypotheses={"outside cells per failed event": out_why, "cells": n_out},
                tightness="max R̂_w/R'_w over the cells where λ_min held but an event of the proof of (22) failed",
                note="(22) on cells off an event its proof invokes (mostly |a_r(0)| > √nβ₂ for some r): reported, not counted")
@@ -410,8 +526,8 @@ def test_loss_envelope_and_first_layer_radius(ctx, record):
 def test_lemma9_output_weight_event_probability(ctx, record):
     """Proof step of Lemma 9 (reading "proof-step", a proof gap, not a false lemma): the proof uses |a_r(0)| ≤ √n β₂
     for every r and counts its failure as n e^{−n/2}; the union over r gives 1 − (1 − 2Φ̄(√n))^m ≈ 2m Φ̄(√n).
-    Exact one-sided binomial test of the counted probability at level 1e-3; the size of the gap is pinned by a
-    two-sided exact binomial test (1e-3) that the measured frequency agrees with the exact union probability, so a
+    Exact one-sided binomial test of the counted probability at level EVENT_ALPHA; the size of the gap is pinned by a
+    two-sided exact binomial test (UNION_ALPHA) that the measured frequency agrees with the exact union probability, so a
     different wrong count would not pass as this finding."""
     n, m, E = 8, 256, ctx.pick(quick=4000, full=40000)
     a = torch.randn(E, m, generator=record.generator({"t": "a-event"}), dtype=ctx.dtype, device=ctx.device) * B2
@@ -427,7 +543,8 @@ def test_lemma9_output_weight_event_probability(ctx, record):
     assert p_union > UNION_ALPHA, f"measured frequency {fails / E:.3f} disagrees with the exact union probability {union:.3f}"
     ok = not test.rejects
     record("holds" if ok else "expected-failure", observed=test.rate, bound=delta, ratio=test.rate / delta,
-           reading="proof-step", finding_type="" if ok else "proof-gap",
+           reading="proof-step", finding_type="" if ok else "proof-gap", evidence="test", inside=True,
+           inside_reason=f"a_r(0) ~ N(0, β₂²) i.i.d. (n = {n}, m = {m}): the proof step's only hypothesis",
            false_alarm=UNION_ALPHA,  # the chance failure of this test: the p_union assert (rejection is the finding)
            config={"n": n, "m": m, "E": E},
            hypotheses={"p-value": test.p_value, "exact failure probability (union over r)": union,
@@ -457,7 +574,7 @@ def _lem10_cells(ctx):
 @pytest.mark.claim("zhu2022/lem-10")
 def test_output_layer_radius_and_projection_event(ctx, record):
     """max_r |a_r(t) − a_r(0)| ≤ R'_a(t) with R_w := R̂_w(t) (Eq. 23) where λ_min(H) ≥ λ₀/2 held; and the event
-    max_{i,r}|w_r(0)ᵀx_i| ≤ 3β₁√(log(mn²)) over many inits (failure rate vs 1/n, exact binomial test at 1e-3).
+    max_{i,r}|w_r(0)ᵀx_i| ≤ 3β₁√(log(mn²)) over many inits (failure rate vs 1/n, exact binomial test at EVENT_ALPHA).
     Eq. (23) is judged (as stated) on the (t, member) cells on every event its proof invokes: λ_min(H(s)) ≥ λ₀/2 and
     R̂_w(s) ≤ R̂_w(t) (the hypothesis ‖w_r(s) − w_r(0)‖ ≤ R_w with R_w := R̂_w(t)) on the recorded s ≤ t, the projection
     event on the run's own init (tl.lemma10_event) and Eq. (21) on the recorded s ≤ t (used in the proof's gradient
@@ -525,6 +642,11 @@ def test_output_layer_radius_and_projection_event(ctx, record):
     test = failure_rate_test(fails, E, 1 / n, alpha=EVENT_ALPHA)
     ok = worst <= 1.0 and not test.rejects
     record("holds" if ok else "violated", observed=worst, bound=1.0, table=table, false_alarm=EVENT_ALPHA,
+           evidence="test", inside=True,
+           inside_reason=(f"(23) judged on the {n_in} (t, member) cells on every event its proof invokes (λ_min(H(s)) ≥ λ₀/2 "
+                          f"and R̂_w(s) ≤ R̂_w(t) on s ≤ t, the projection event on the run's init, (21) on s ≤ t; {n_out} "
+                          "cells off an event recorded apart); the projection event's rate test needs only the Gaussian "
+                          "init and ‖x_i‖ = 1"),
            config={**fz.TWO_LAYER, "widths": _widths(ctx), "mean-field cells (m, alpha = m; rate x alpha^2/m, 8 seeds)":
                    LEM10_MATERIAL_CELLS, "max share of term R_w (movement of w)": share_w,
                    "min share of term 3 beta1 sqrt(log(m n^2))": share_init_min},
@@ -544,6 +666,7 @@ def test_output_layer_radius_and_projection_event(ctx, record):
            tightness="max over recorded times of R̂_a(t)/R'_a(t) on the inside cells")
     if n_out:
         record("holds" if worst_out <= 1.0 else "violated", reading="outside-hypotheses", observed=worst_out, bound=1.0,
+               evidence="test", inside=False, inside_reason=f"an event of the proof of (23) fails on these {n_out} cells: {out_why}",
                config={**fz.TWO_LAYER, "widths": _widths(ctx)}, hypotheses={"outside cells per failed event": out_why, "cells": n_out},
                tightness="max R̂_a/R'_a over the cells where λ_min held but an event of the proof of (23) failed",
                note="(23) on cells off an event its proof invokes: reported, not counted")
@@ -694,28 +817,39 @@ def test_joint_control_up_to_min_t1_t2(ctx, record):
     dloss = float(((((r["y"] - fw[0]) ** 2).sum(-1) - ((r["y"] - fw[1]) ** 2).sum(-1)).abs()
                    / ((r["y"] - fw[0]) ** 2).sum(-1)).max())
     ok = ok_l and rw <= 1 and ra <= 1
-    verdict = ("vacuous" if cover_cert < 1e-2 else "holds") if ok else "violated"
-    ev = _lemma11_events(s)
-    record(verdict, observed=max(rw, ra), bound=1.0, config={"m": m, **fz.TWO_LAYER, "steps": 60, "eta": s["eta"]},
-           covers=["lambda_min", "a radius", "w radius"], finding_type="vacuous" if verdict == "vacuous" else "",
-           note=(f"hypothesis report (events the proof invokes, per member): {ev['members inside']} members inside"
-                 + ("" if all(ev["inside"]) else
-                    f"; the others are off {'; '.join(ev['outside_reasons'])}: on them the three conclusions are checked "
-                    "beyond what the proof covers (the vacuity, a property of the window's length, does not depend on "
-                    "the events)")),
-           hypotheses={"hypothesis report (per member)": ev,
-                       "t1 (min over members)": min(s["t1"]), "t2 (min over members)": min(s["t2"]), "R_a (legible part)": s["Ra"],
-                       "R_w": s["Rw"], "lambda_min ok": ok_l, "max R_w hat/R'_w": rw, "max R_a hat/R'_a": ra,
-                       "t to halve loss": t_half, "coverage min(t1,t2)/t_half": cover,
-                       "t1 at R_a=0 (upper bound for every R_a >= 0), per member": t1_free,
-                       "certified coverage max_e t1(R_a=0)/t_half,e": cover_cert,
-                       "max relative loss change over the window": dloss},
-           tightness="max over steps and members of R̂/R' (radii)",
-           finding=("" if verdict != "vacuous" else
-                    f"All three conditions hold on [0, min(t1,t2)], but the window is negligible: min(t1,t2) = {s['tmin']:.2g} is "
-                    f"{cover:.1e} of the time the loss takes to halve ({t_half:.2g}), and for every value of the illegible R_a "
-                    f"t1 ≤ t1(R_a=0), at most {cover_cert:.1e} of it; over the window the loss changes by {dloss:.1e} "
-                    "(relative), so the conclusions restate their values at t = 0."))
+    ev, f0 = _lemma11_events(s), _window_members(s)
+    ins0 = torch.tensor(ev["inside"], device=f0["lmin"].device)
+    hyp0 = {"hypothesis report (per member)": ev,
+            "t1 (min over members)": min(s["t1"]), "t2 (min over members)": min(s["t2"]), "R_a (legible part)": s["Ra"],
+            "R_w": s["Rw"], "lambda_min ok": ok_l, "max R_w hat/R'_w": rw, "max R_a hat/R'_a": ra,
+            "t to halve loss": t_half, "coverage min(t1,t2)/t_half": cover,
+            "t1 at R_a=0 (upper bound for every R_a >= 0), per member": t1_free,
+            "certified coverage max_e t1(R_a=0)/t_half,e": cover_cert,
+            "max relative loss change over the window": dloss}
+    # the members on every event of the proof (as stated, inside) and the others (inside False), each judged apart
+    for inside0, sel in ((True, ins0), (False, ~ins0)):
+        if not bool(sel.any()):
+            continue
+        l0, w0_, a0_ = float(f0["lmin"][sel].min()), float(f0["rw"][sel].max()), float(f0["ra"][sel].max())
+        cov0 = float(f0["cover"][sel].max())
+        ok0 = l0 >= 0.5 and w0_ <= 1 and a0_ <= 1
+        v0 = ("vacuous" if cov0 < 1e-2 else "holds") if ok0 else "violated"
+        record(v0, observed=max(w0_, a0_), bound=1.0, config={"m": m, **fz.TWO_LAYER, "steps": 60, "eta": s["eta"]},
+               covers=["lambda_min", "a radius", "w radius"] if inside0 else [],
+               reading="as-stated" if inside0 else "outside-hypotheses",
+               finding_type="vacuous" if v0 == "vacuous" else "", evidence="test", inside=inside0,
+               inside_reason=(f"{int(sel.sum())} members on every event the proof invokes (Lemmas 7–10, (21), t ≤ min(t1, t2))"
+                              if inside0 else f"members off an event the proof invokes: {'; '.join(ev['outside_reasons'])}"),
+               note=(f"hypothesis report (events the proof invokes, per member): {ev['members inside']} members inside; on "
+                     f"the judged members min λ_min(H(t))/λ₀ = {l0:.3f}, max R̂_w/R'_w = {w0_:.3g}, max R̂_a/R'_a = {a0_:.3g}"
+                     + ("" if inside0 else "; reported, never counted against the paper (the vacuity, a property of the "
+                                           "window's length, does not depend on the events)")),
+               hypotheses=hyp0, tightness="max over steps and the judged members of R̂/R' (radii)",
+               finding=("" if v0 != "vacuous" else
+                        f"All three conditions hold on [0, min(t1,t2)], but the window is negligible: min(t1,t2) = {s['tmin']:.2g} "
+                        f"is {cover:.1e} of the time the loss takes to halve ({t_half:.2g}), and for every value of the "
+                        f"illegible R_a t1 ≤ t1(R_a=0), at most {cov0:.1e} of it; over the window the loss changes by "
+                        f"{dloss:.1e} (relative), so the conclusions restate their values at t = 0."))
     mutated = float((dW[1:] / (0.01 * Rpw[1:])).max())  # wrong version: R'_w 100× smaller
     record("holds" if mutated > 1 else "violated", role="companion", observed=mutated, bound=1.0,
            note=f"wrong version R'_w/100: max R̂_w/(R'_w/100) = {mutated:.3g} (> 1: rejected)")
@@ -740,7 +874,10 @@ def test_joint_control_up_to_min_t1_t2(ctx, record):
         cov_in = float(fi["cover"][ins].max())
         v_in = ("vacuous" if cov_in < 1e-2 else "holds") if ok_in else "violated"
         record(v_in, observed=max(rw_in, ra_in), bound=1.0, config=cfg_i, covers=["lambda_min", "a radius", "w radius"],
-               finding_type="vacuous" if v_in == "vacuous" else "", hypotheses=hyp_i,
+               finding_type="vacuous" if v_in == "vacuous" else "", hypotheses=hyp_i, evidence="test", inside=True,
+               inside_reason=(f"{evi['members inside']} members on every event the proof invokes: t ≤ their own "
+                              "min(t1, t2), Lemma 7's event, Lemma 8's Markov events at every step, |a_r(0)| ≤ √n β₂ for "
+                              "every r, Lemma 10's projection event, (21) at every step (per-member figures in hypotheses)"),
                tightness="max over steps and the members inside of R̂/R' (radii); min λ_min(H(t))/λ₀ in the note",
                note=(f"inside the hypotheses: {evi['members inside']} members on every event the proof invokes (d = "
                      f"{fz.TWO_LAYER_INSIDE['d']}, n = {fz.TWO_LAYER_INSIDE['n']}, m = {INSIDE_M}); on them min λ_min(H(t))/λ₀ = "
@@ -749,13 +886,15 @@ def test_joint_control_up_to_min_t1_t2(ctx, record):
                         f"Inside every event of the proof the three conclusions hold on [0, min(t1,t2)], but for every value "
                         f"of the illegible R_a the window is at most {cov_in:.1e} of the time the loss takes to halve."))
     else:
-        record("not-applicable", config=cfg_i, hypotheses=hyp_i,
+        record("not-applicable", config=cfg_i, hypotheses=hyp_i, evidence="consistency", inside=False,
+               inside_reason="no member of the inside configuration is on every event the proof invokes at this draw",
                note=(f"precondition not met at this draw: no member of the inside configuration is on every event the "
                      f"proof invokes ({'; '.join(evi['outside_reasons'])}); its conclusions are recorded outside only"))
     if not bool(ins.all()):
         l_out, rw_out, ra_out, ok_out = _judge_i(~ins)
         record("holds" if ok_out else "violated", reading="outside-hypotheses", observed=max(rw_out, ra_out), bound=1.0,
                config=cfg_i, hypotheses=hyp_i, tightness="max R̂/R' (radii) over the members off an event",
+               evidence="test", inside=False, inside_reason=f"members off an event: {'; '.join(evi['outside_reasons'])}",
                note=(f"members of the inside configuration off an event ({'; '.join(evi['outside_reasons'])}): min "
                      f"λ_min/λ₀ = {l_out:.3f}; reported, never counted against the paper"))
     sel_i = ins if bool(ins.any()) else ~ins  # the members inside; all of them at a draw with none inside
@@ -774,10 +913,11 @@ def test_joint_control_up_to_min_t1_t2(ctx, record):
 def test_stability_bound_24_and_init_events(ctx, record):
     """(24): P(f_t, ε) ≤ (ε/α) Σ_r |a_r(t)| ‖w_r(t)‖ at every recorded t (closed form of P for scalar output);
     (b) per-neuron init events |a_r(0)| ≤ √(2/π) n β₂ and ‖w_r(0)‖ ≤ 4β₁√d + 2β₁√(log n) vs the stated 1/n rate
-    (exact one-sided binomial tests over all neurons, family-wise 1e-3); (c) Eq. (25) with measured maxima in place
-    of R'_a, R'_w, judged (as stated) on the members on both init events for every neuron (the events that substitution
-    invokes; tl.thm3_init_events), the others recorded apart (reading "outside-hypotheses") and asserted too. (24) is
-    Cauchy–Schwarz and invokes no event. Companions: (24) with max_r instead of Σ_r; the |a_r(0)| event with the mean
+    (exact one-sided binomial tests over all neurons, family-wise EVENT_ALPHA); (c) Eq. (25) with measured maxima in place
+    of R'_a, R'_w (reading "proof-step": the proof's substitution step, on runs past the statement's window), judged on
+    the members on both init events for every neuron (the events that substitution invokes; tl.thm3_init_events), the
+    others recorded apart (reading "outside-hypotheses") and asserted too. (24) is Cauchy–Schwarz and invokes no event
+    (consistency). Companions: (24) with max_r instead of Σ_r; the |a_r(0)| event with the mean
     √(2/π)β₂ in place of the Markov level √(2/π)nβ₂ (must fail at a rate above 1/n)."""
     eps, Nt = 0.1, 256
     gen = record.generator({"t": "thm3"})
@@ -836,35 +976,51 @@ def test_stability_bound_24_and_init_events(ctx, record):
     # two tests at EVENT_ALPHA / 2 each: family-wise EVENT_ALPHA (union bound)
     ta, tw = failure_rate_test(fa_n, tot, 1 / n, alpha=EVENT_ALPHA / 2), failure_rate_test(fw_n, tot, 1 / n, alpha=EVENT_ALPHA / 2)
     # (24) is Cauchy–Schwarz: P/(24) ≤ E|wᵀu|/(‖w‖ε) = c_d for every network whatever its weights (scalar output,
-    # closed form of def-1), so its record is a consistency check of the code (evidence "identity"), not evidence
+    # closed form of def-1), so its record is a consistency check of the code (evidence "consistency"), not evidence
     cd = pt.c_d(r["X"].shape[1])
     ok24 = worst24 <= cd * (1 + 1e-12)
-    record("holds" if ok24 else "violated", observed=worst24, bound=1.0, evidence="identity", covers=["(24) Cauchy-Schwarz"],
+    record("holds" if ok24 else "violated", observed=worst24, bound=1.0, evidence="consistency", covers=["(24) Cauchy-Schwarz"],
+           inside=True, inside_reason="(24) is Cauchy–Schwarz on the closed form of P (scalar output): it invokes no event",
            config={**fz.TWO_LAYER, "eps": eps}, table=table,
            tightness=f"max P/(24) over times and seeds; ≤ c_d = {cd:.3f} for any weights (Cauchy–Schwarz)",
            note="identity-grade: holds for every network; a check of the code, never on its own evidence for Theorem 3")
     ok = worst25 <= 1.0 and not ta.rejects and not tw.rejects
     init_terms = ["term: sqrt(2/pi) n beta2 (init level of a)", "term: 4 beta1 sqrt(d) + 2 beta1 sqrt(log n) (init level of w)"]
     assert n_in > 0, f"no member on both init events of (25) at any width: {reports}"
-    record("holds" if ok else "violated", observed=worst25, bound=1.0, false_alarm=EVENT_ALPHA,
+    # (b) the per-neuron init events against their stated rate 1/n: two exact binomial tests, family-wise EVENT_ALPHA
+    pmin = min(ta.p_value, tw.p_value)
+    record("holds" if not (ta.rejects or tw.rejects) else "violated", observed=pmin, bound=EVENT_ALPHA / 2, ratio=None,
+           false_alarm=EVENT_ALPHA, figure_kind="slack", covers=["per-neuron init events"], evidence="test",
+           rejects=(f"the |a_r(0)| event at the mean level √(2/π)β₂ (no factor n): failure rate {fa_mut / tot:.1%} of "
+                    "neurons, rejected against ≤ 1/n by the same test (companion)"),
+           inside=True, inside_reason="a_r(0) ~ N(0, β₂²), w_r(0) ~ N(0, β₁² I_d) i.i.d.: the events' only hypotheses",
+           config={**fz.TWO_LAYER, "neurons": tot, "family-wise alpha": EVENT_ALPHA},
+           hypotheses={"|a_r(0)| event failure rate": ta.rate, "p-value |a_r(0)| event vs 1/n": ta.p_value,
+                       "|w_r(0)| event failure rate": tw.rate, "p-value |w_r(0)| event vs 1/n": tw.p_value},
+           tightness="smallest p-value of the two one-sided exact binomial tests of the per-neuron failure frequency "
+                     "against the stated 1/n, vs the level EVENT_ALPHA/2 of each")
+    # (c) Eq. (25) with the measured radii in place of R'_a, R'_w: the proof's substitution step (runs past the window
+    # t ≤ min(t₁, t₂) of the statement), judged on the members on both init events
+    record("holds" if worst25 <= 1.0 else "violated", observed=worst25, bound=1.0, reading="proof-step", evidence="test",
+           inside=True,
+           inside_reason=(f"the step's events, |a_r(0)| ≤ √(2/π)nβ₂ and ‖w_r(0)‖ ≤ 4β₁√d + 2β₁√(log n) for every r, hold on "
+                          f"the judged members ({n_in} (time, member) cells; {n_out} off an event recorded apart)"),
            config={**fz.TWO_LAYER, "eps": eps, "max share of term R'_a (measured R_a hat)": sh_a,
                    "max share of term R'_w (measured R_w hat)": sh_w,
                    "min share of the init level of a": 1 - sh_a, "min share of the init level of w": 1 - sh_w},
-           covers=["per-neuron init events", "(25) measured radii"] + [c for c, sh in zip(init_terms, (sh_a, sh_w)) if sh <= 0.75]
+           covers=["(25) measured radii"] + [c for c, sh in zip(init_terms, (sh_a, sh_w)) if sh <= 0.75]
            + [c for c, sh in zip(("term: R'_a (movement of a)", "term: R'_w (movement of w)"), (sh_a, sh_w)) if sh >= 0.25],
            note=(f"movement terms with the measured radii: at most {sh_a:.2f} (a) and {sh_w:.2f} (w) of their factors of (25) "
                  "on these runs (see test_eq25_at_window_end for why the theorem's own radii cannot reach 25 %)"),
            hypotheses={"hypothesis report of (25) with measured radii (per width)": reports,
                        "(time, member) cells judged (inside) / outside": f"{n_in}/{n_out}",
-                       "max P/(25) with measured radii (inside)": worst25, "|a_r(0)| event failure rate": ta.rate,
-                       "p-value |a_r(0)| event vs 1/n": ta.p_value, "|w_r(0)| event failure rate": tw.rate,
-                       "p-value |w_r(0)| event vs 1/n": tw.p_value, "neurons": tot,
+                       "max P/(25) with measured radii (inside)": worst25,
                        "production path (widest m, last t, member 0)": control_text(ctl)},
-           tightness="max P/(25) with the measured radii R̂_a, R̂_w in place of R'_a, R'_w (tests the init-event substitution); "
-                     "per-neuron init events: exact binomial tests of their failure rate against 1/n")
+           tightness="max P/(25) with the measured radii R̂_a, R̂_w in place of R'_a, R'_w (tests the init-event substitution)")
     if n_out:
         record("holds" if worst25_out <= 1.0 else "violated", reading="outside-hypotheses", observed=worst25_out, bound=1.0,
-               config={**fz.TWO_LAYER, "eps": eps}, hypotheses={"hypothesis report (per width)": reports},
+               config={**fz.TWO_LAYER, "eps": eps}, hypotheses={"hypothesis report (per width)": reports}, evidence="test",
+               inside=False, inside_reason="members with some |a_r(0)| or ‖w_r(0)‖ above its level (an init event fails)",
                tightness="max P/(25) with measured radii on the members off an init event",
                note="(25) with measured radii on members with some |a_r(0)| or ‖w_r(0)‖ above its level: reported, not counted")
     tm = failure_rate_test(fa_mut, tot, 1 / n, alpha=EVENT_ALPHA / 2)
@@ -900,15 +1056,35 @@ def _eq25_members(s, Xt, eps):
             "b25_free": tl.eq25_bound(eps, m, alpha, n, d, B1, B2, 0.0, 0.0), "report": rep}
 
 
+def _eq25_record(record, inside, P, b25, b24, b25_free, config, hypotheses, *, covers, why, note):
+    """One record of (25) at t = min(t₁, t₂) on a set of members (inside the hypotheses: as stated; else apart). (25) is
+    derived from (24) by valid upper bounds, so it cannot fall below it: its distance from (24) and from P is looseness,
+    never vacuity. Verdict "holds" (finding "loose" with the measured factors where even its R_a-free part, R'_a = R'_w
+    = 0, is above (24) on every member) or "violated"."""
+    ratio, over, free = float((P / b25).max()), float((b25 / b24).min()), float((b25_free / b24).min())
+    ok = ratio <= 1.0
+    loose = ok and free >= 1.0
+    record("holds" if ok else "violated", observed=float(P.max()), bound=float(b25.min()), ratio=ratio,
+           reading="as-stated" if inside else "outside-hypotheses", covers=covers if inside else [],
+           finding_type="loose" if loose else "", evidence="test", inside=inside, inside_reason=why,
+           config=config, hypotheses=hypotheses, tightness="max over the members of P/(25) at t = min(t1, t2)",
+           note=((f"loose: (25) is {1 / ratio:.3g}× P or more and {over:.3g}× or more the bound (24) it is derived from on the "
+                  f"same networks; its part free of the illegible R_a (R'_a = R'_w = 0) alone is {free:.3g}× (24) or more (the "
+                  "Markov level |a_r(0)| ≤ √(2/π)nβ₂ and the prefactor m). " if loose else
+                  f"max P/(25) = {ratio:.3g}, min (25)/(24) = {over:.3g}. ")
+                 + ("" if inside else "Reported, never counted against the paper. ") + note))
+    return ok
+
+
 @pytest.mark.claim("zhu2022/thm-3")
 def test_eq25_at_window_end(ctx, record):
     """(25) with R'_a, R'_w evaluated at t = min(t₁, t₂) (the theorem's own radii; R_a = legible part; each member's
     own ‖y − f(0)‖) on the short GD run that resolves the window:
     P(f_t, ε) ≤ (εm/α)(R'_a + √(2/π)nβ₂)(R'_w + 4β₁√d + 2β₁√log n).
-    (25) bounds the deterministic (24), (ε/α)Σ_r|a_r(t)|‖w_r(t)‖, term by term through initialisation events; it is
-    recorded 'vacuous' when it exceeds (24) on the same network (it then says nothing that the one-line Cauchy–Schwarz
-    bound does not). Also judged on fz.TWO_LAYER_INSIDE at INSIDE_M, on the members on every event of Lemma 11 (and its
-    conclusions on [0, t]) and on Theorem 3's init events (_eq25_members; the others "outside-hypotheses").
+    (25) bounds the deterministic (24), (ε/α)Σ_r|a_r(t)|‖w_r(t)‖, term by term through initialisation events, so (25) ≥ (24)
+    cannot fail: its distance from (24) is looseness (finding "loose" with the measured factors), not vacuity. Judged
+    as stated on the members on every event of Lemma 11 (and its conclusions on [0, t]) and on Theorem 3's init events
+    (_eq25_members), here and on fz.TWO_LAYER_INSIDE at INSIDE_M; the others recorded apart (inside False).
     Companion: the bound for a single average neuron, (ε/α)(R'_a + √(2/π)β₂)(R'_w + β₁√d) (sum over neurons and tail
     factors dropped), must be violated (on both configurations)."""
     m = _widths(ctx)[0]
@@ -935,7 +1111,6 @@ def test_eq25_at_window_end(ctx, record):
     b25_free = tl.eq25_bound(eps, m, alpha, n, d, B1, B2, 0.0, 0.0)
     free24 = float((b25_free / b24).min())
     ok = ratio <= 1.0
-    verdict = ("vacuous" if free24 >= 1 else "holds") if ok else "violated"
     # issue 19, shares of the terms of (25). For t ≤ min(t₁, t₂), R'_a ≤ R_a and R'_w ≤ R_w (definitions of t₂, t₁), so
     # the movement terms' shares are at most R_a/(R_a + √(2/π)nβ₂) and R_w/(R_w + 4β₁√d + 2β₁√log n) (R_a: legible part).
     # In general (unit inputs) λ₀ ≤ H^∞_ii = mβ₂²/(2α²) gives R_a ≤ β₂/(4√n) and R_w ≤ √(2π)β₁/(64n³): shares below
@@ -952,31 +1127,27 @@ def test_eq25_at_window_end(ctx, record):
     ev_all["figures"] = ev["figures"]
     sh_a, sh_w = max(pa / (pa + init_a) for pa in Rpa), max(pw / (pw + init_w) for pw in Rpw)
     init_terms = ["term: sqrt(2/pi) n beta2 (init level of a)", "term: 4 beta1 sqrt(d) + 2 beta1 sqrt(log n) (init level of w)"]
-    record(verdict, observed=float(P.max()), bound=float(b25.min()), ratio=ratio,
-           covers=["(25) at window end"] + (init_terms if max(sh_a, sh_w) <= 0.75 else []),
-           finding_type="vacuous" if verdict == "vacuous" else "",
-           note=(f"hypothesis report (events the proof invokes, per member): {ev_all['members inside']} members inside"
-                 + ("" if all(ev_all["inside"]) else
-                    f"; the others are off {'; '.join(ev_all['outside_reasons'])}: on them P ≤ (25) is checked beyond what "
-                    "the proof covers (the vacuity, (25) against (24) on the same networks, does not depend on the events)")
-                 + f". Terms of (25) at t = min(t1, t2): R'_a is {sh_a:.1e} and R'_w {sh_w:.1e} of their factors; under the "
-                 f"hypothesis t ≤ min(t1, t2) they cannot exceed {cap_a:.3f} and {cap_w:.1e} here (R'_a ≤ R_a, R'_w ≤ R_w), and "
-                 "for any n, d at most 0.24 and 0.01 (unit inputs: λ₀ ≤ mβ₂²/(2α²)): a share ≥ 25 % is impossible under the hypotheses "
-                 "with R_a's legible part, so the movement terms stay untested parts"
-                 + ("" if max(cap_a, cap_w) < 0.25 else " [the cap at this configuration is not below 0.25: check the argument]")),
-           config={"m": m, "eps": eps, **fz.TWO_LAYER, "share of term R'_a (movement of a)": sh_a,
-                   "share of term R'_w (movement of w)": sh_w, "cap of the R'_a share under the hypotheses": cap_a,
-                   "cap of the R'_w share under the hypotheses": cap_w},
-           hypotheses={"hypothesis report (per member)": ev_all,
-                       "R'_a(tmin) per member": Rpa, "R'_w(tmin) per member": Rpw, "min over members of (25)/(24)": over24,
-                       "R_a-free lower bound of (25)": b25_free, "min over members of (R_a-free lower bound)/(24)": free24,
-                       "max P/(24)": float((P / b24).max()), "production path (member 0)": control_text(ctl)},
-           tightness="max over members of P/(25) at t = min(t1, t2)",
-           finding=("" if verdict != "vacuous" else
-                    f"(25) is {over24:.3g}× or more the deterministic bound (24) on the same networks (and {1 / ratio:.3g}× P); "
-                    f"even its part that does not depend on the illegible R_a (R'_a = R'_w = 0) is {free24:.3g}× (24) or more: "
-                    "its Markov-level |a_r(0)| ≤ √(2/π)nβ₂ and the prefactor m make it weaker than the one-line bound it "
-                    "is derived from."))
+    terms_note = (f"Terms of (25) at t = min(t1, t2): R'_a is {sh_a:.1e} and R'_w {sh_w:.1e} of their factors; under the "
+                  f"hypothesis t ≤ min(t1, t2) they cannot exceed {cap_a:.3f} and {cap_w:.1e} here (R'_a ≤ R_a, R'_w ≤ R_w), "
+                  "and for any n, d at most 0.24 and 0.01 (unit inputs: λ₀ ≤ mβ₂²/(2α²)): a share ≥ 25 % is impossible "
+                  "under the hypotheses with R_a's legible part, so the movement terms stay untested parts"
+                  + ("" if max(cap_a, cap_w) < 0.25 else " [the cap at this configuration is not below 0.25: check the argument]"))
+    ins0 = torch.tensor(ev_all["inside"], device=P.device)
+    hyp0 = {"hypothesis report (per member)": ev_all, "R'_a(tmin) per member": Rpa, "R'_w(tmin) per member": Rpw,
+            "min over members of (25)/(24)": over24, "R_a-free lower bound of (25)": b25_free,
+            "min over members of (R_a-free lower bound)/(24)": free24, "max P/(24)": float((P / b24).max()),
+            "production path (member 0)": control_text(ctl)}
+    cfg0 = {"m": m, "eps": eps, **fz.TWO_LAYER, "share of term R'_a (movement of a)": sh_a,
+            "share of term R'_w (movement of w)": sh_w, "cap of the R'_a share under the hypotheses": cap_a,
+            "cap of the R'_w share under the hypotheses": cap_w}
+    for inside0, sel in ((True, ins0), (False, ~ins0)):  # the members on every event (as stated) and the others apart
+        if bool(sel.any()):
+            _eq25_record(record, inside0, P[sel], b25[sel], b24[sel], b25_free, cfg0, hyp0,
+                         covers=["(25) at window end"] + (init_terms if max(sh_a, sh_w) <= 0.75 else []),
+                         why=(f"{int(sel.sum())} members on every event of Lemma 11 (with its conclusions on [0, t]) and on "
+                              "Theorem 3's init events" if inside0 else
+                              f"members off an event: {'; '.join(ev_all['outside_reasons'])}"),
+                         note=terms_note)
     b_mut = torch.tensor([eps / alpha * (pa + math.sqrt(2 / math.pi) * B2) * (pw + B1 * math.sqrt(d)) for pa, pw in zip(Rpa, Rpw)],
                          dtype=ctx.dtype, device=ctx.device)
     rej = int((P > b_mut).sum())
@@ -1002,31 +1173,21 @@ def test_eq25_at_window_end(ctx, record):
              "P/(25) per member": r25, "(25)/(24) per member": r24, "(R_a-free lower bound)/(24) per member": f24}
     ok_in = ok_out = True
     if bool(ins.any()):
-        ratio_in, over_in, free_in = float(r25[ins].max()), float(r24[ins].min()), float(f24[ins].min())
-        ok_in = ratio_in <= 1.0
-        v_in = ("vacuous" if free_in >= 1 else "holds") if ok_in else "violated"
-        record(v_in, observed=float(qi["P"][ins].max()), bound=float(qi["b25"][ins].min()), ratio=ratio_in, config=cfg_i,
-               covers=["(25) at window end"] + (init_terms if max(sh_ai, sh_wi) <= 0.75 else []),
-               finding_type="vacuous" if v_in == "vacuous" else "", hypotheses=hyp_i,
-               tightness="max over the members inside of P/(25) at t = min(t1, t2)",
-               note=(f"inside the hypotheses: {rep_i['members inside']} members on every event of Lemma 11 (with its "
-                     f"conclusions on [0, t]) and Theorem 3's init events (d = {d_i}, n = {n_i}, m = {INSIDE_M}); on them "
-                     f"max P/(25) = {ratio_in:.3g}, min (25)/(24) = {over_in:.3g}; movement terms at most {sh_ai:.1e} (a) "
-                     f"and {sh_wi:.1e} (w) of their factors (untested parts, as above)"),
-               finding=("" if v_in != "vacuous" else
-                        f"Inside every event of the proof, (25) is still {over_in:.3g}× or more (24) on the same networks "
-                        f"(its R_a-free part {free_in:.3g}× or more): vacuous inside the hypotheses too."))
+        ok_in = float(r25[ins].max()) <= 1.0
+        _eq25_record(record, True, qi["P"][ins], qi["b25"][ins], qi["b24"][ins], qi["b25_free"], cfg_i, hyp_i,
+                     covers=["(25) at window end"] + (init_terms if max(sh_ai, sh_wi) <= 0.75 else []),
+                     why=(f"{rep_i['members inside']} members on every event of Lemma 11 (with its conclusions on [0, t]) "
+                          f"and on Theorem 3's init events (d = {d_i}, n = {n_i}, m = {INSIDE_M})"),
+                     note=f"movement terms at most {sh_ai:.1e} (a) and {sh_wi:.1e} (w) of their factors (untested parts, as above)")
     else:
-        record("not-applicable", config=cfg_i, hypotheses=hyp_i,
+        record("not-applicable", config=cfg_i, hypotheses=hyp_i, evidence="consistency", inside=False,
+               inside_reason="no member of the inside configuration is on every event of (25) at this draw",
                note=(f"precondition not met at this draw: no member of the inside configuration is on every event of "
                      f"(25) ({'; '.join(rep_i['outside_reasons'])}); (25) is recorded outside only"))
     if not bool(ins.all()):
-        ratio_out = float(r25[~ins].max())
-        ok_out = ratio_out <= 1.0
-        record("holds" if ok_out else "violated", reading="outside-hypotheses", observed=ratio_out, bound=1.0,
-               config=cfg_i, hypotheses=hyp_i, tightness="max P/(25) over the members off an event",
-               note=(f"members of the inside configuration off an event ({'; '.join(rep_i['outside_reasons'])}): "
-                     "reported, never counted against the paper"))
+        ok_out = float(r25[~ins].max()) <= 1.0
+        _eq25_record(record, False, qi["P"][~ins], qi["b25"][~ins], qi["b24"][~ins], qi["b25_free"], cfg_i, hyp_i,
+                     covers=[], why=f"members off an event: {'; '.join(rep_i['outside_reasons'])}", note="")
     b_mut = torch.tensor([eps / si["r"]["alpha"] * (pa + math.sqrt(2 / math.pi) * B2) * (pw + B1 * math.sqrt(d_i))
                           for pa, pw in zip(qi["Rpa"], qi["Rpw"])], dtype=ctx.dtype, device=ctx.device)
     sel_i = ins if bool(ins.any()) else ~ins  # the members inside; all of them at a draw with none inside
@@ -1146,8 +1307,13 @@ def test_width_trend_non_lazy(ctx, record):
     refuted = any(v["lower"] > -S_MIN for v in fits.values())
     slopes = ", ".join(f"c={c}: {v['slope']:+.3f} (one-sided 99% bounds {v['lower']:+.3f}, {v['upper']:+.3f})" for c, v in fits.items())
     trend = "decreasing" if confirmed else ("not decreasing faster than m^(-1/4)" if refuted else "undetermined")
+    beyond = sum(v > 1 for v in t_over_window)
     record("not-applicable", reading="reconstructed", observed=max(v["slope"] for v in fits.values()), bound=-S_MIN, ratio=None,
-           table=table, series=series,
+           table=table, series=series, evidence="consistency",
+           inside=False if beyond == len(t_over_window) else "unknown",
+           inside_reason=(f"{beyond}/{len(t_over_window)} networks reach the matched loss after their window t ≤ min(t1, t2) "
+                          "of (25) (outside); Lemma 11's events are not evaluated on the others; information only (an upper "
+                          "bound's trend predicts nothing about P: the record never reads 'violated')"),
            config={"d": d, "n": n, "E per c": E, "eps": eps, "cs": cs, "widths": widths, "steps": steps, "eta": eta,
                    "matched loss": target, "alpha (family)": 0.01},
            hypotheses={"log-log slope of P/eps vs m": fits, "m > n^2": True, "measured trend of P": trend,
@@ -1184,7 +1350,7 @@ def test_appendix_d_formulas_at_betas_other_than_one(record):
     from Appendix D (λ₀ = mβ₂²κ₀/α²; R_w; R'_w, R'_a of Lemmas 9–10; t₁, t₂; the bound (25); the events of Lemmas 7, 9,
     10 and of Theorem 3's proof; Lemma 8's Markov bounds (19)-(20)), to 1e-12 relative (≤ 20 float64 operations; κ₀
     from two eigen-solvers, 1e-12).
-    A consistency check of the code (evidence: identity), not evidence about the paper."""
+    A consistency check of the code (evidence: consistency), not evidence about the paper."""
     b1, b2, alpha, m, n, d = 0.7, 1.9, 1.3, 50, 6, 4
     g = record.generator({"betas": [b1, b2]}, claim="zhu2022/thm-3")
     X = torch.randn(n, d, generator=g, dtype=torch.float64, device=g.device)
@@ -1244,7 +1410,8 @@ def test_appendix_d_formulas_at_betas_other_than_one(record):
     worst = max(r["rel. error"] for r in rows)
     ok = worst <= 1e-12
     for claim in ("zhu2022/thm-3", "zhu2022/lem-8", "zhu2022/lem-9", "zhu2022/lem-10"):
-        record("holds" if ok else "violated", claim=claim, observed=worst, bound=1e-12, evidence="identity", table=rows,
+        record("holds" if ok else "violated", claim=claim, observed=worst, bound=1e-12, evidence="consistency", table=rows,
+               inside=True, inside_reason="formula pins at β₁, β₂ ≠ 1 (no run): no hypothesis involved",
                config={"beta1": b1, "beta2": b2, "alpha": alpha, "m": m, "n": n, "d": d},
                tightness="max relative error of tl's Appendix-D formulas against the displays, at β₁, β₂ ≠ 1")
     assert ok, rows

@@ -14,7 +14,8 @@ Rules (stated on the page, :data:`VERDICT_RULE`):
   companion did not reject its wrong version. Records of the statement exist but none is inside: "outside the
   hypotheses". No record of the statement: "not encoded".
 - A "holds" says what it certifies. "Consistency only": no judging ``evidence="test"`` record holds (every one
-  would hold for any numbers). "Holds in part": a registry part is covered by no judging test record, or the
+  would hold for any numbers); for a claim that is itself an identity (registry ``identity``), its numeric
+  check is the test of the claim, whatever its evidence label. "Holds in part": a registry part is covered by no judging test record, or the
   entry is a ``forall`` statement and no judging test record is its worst case (``worst_case=True``: the
   maximum of observed/bound over random points, optima and an adversarial search). "Holds (identity)": the
   entry says the claim is itself an identity and every part is tested. Else "holds".
@@ -185,7 +186,8 @@ def judge(info: Claim, stated: list[dict], broken: bool) -> tuple[str, list[str]
     if stated and not judged:
         return ("error" if broken else "outside"), []
     verdict = worst([r.get("verdict") for r in judged] + ["error"] * broken)
-    tests = [r for r in judged if evidence(r) == "test"]
+    # a claim that is itself an identity is checked by records that hold for any correct numbers: they test it
+    tests = judged if info.identity else [r for r in judged if evidence(r) == "test"]
     covered = {p for r in tests for p in r.get("covers") or ()}
     untested = [p for p in info.parts if p not in covered] if judged else []
     if judged and info.forall and not any(r.get("worst_case") for r in tests):

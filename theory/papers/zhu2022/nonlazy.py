@@ -30,9 +30,12 @@ def B_l(m: int, beta: float) -> float:
     return math.sqrt(1.5) * m ** 1.5 * beta
 
 
-def alpha_threshold(m: int, betas) -> float:
-    """Stated sufficient output scale: α > (m^{3/2} Σ_l β_l)^L (constant factors illegible)."""
-    return (m ** 1.5 * sum(betas)) ** len(betas)
+def alpha_threshold(m: int, betas, factor: float = 1.0) -> float:
+    """Stated sufficient output scale: α > (K m^{3/2} Σ_l β_l)^L. The factor K between m^{3/2} and Σ is illegible in the
+    OCR ("(m3/2 325 | B;)E"); ``factor`` is a reading of it (1: the factor dropped)."""
+    if not factor > 0:
+        raise ValueError(f"the threshold's factor must be positive, got {factor!r}")
+    return (factor * m ** 1.5 * sum(betas)) ** len(betas)
 
 
 def item5_lower_bound(alpha: float, Bs, l_star: int, c0: float = C0) -> float:
@@ -41,6 +44,13 @@ def item5_lower_bound(alpha: float, Bs, l_star: int, c0: float = C0) -> float:
     return ((alpha * c0) ** (1 / L) - sum(Bs) / L) / Bs[l_star] - 1
 
 
-def item5_at_threshold_equal_betas(L: int, c0: float = C0) -> float:
-    """Item-5 bound at α = α_thr with equal β_l: L c₀^{1/L}/√(3/2) − 2 (m and β cancel)."""
-    return L * c0 ** (1 / L) / math.sqrt(1.5) - 2
+def item5_at_threshold_equal_betas(L: int, c0: float = C0, factor: float = 1.0) -> float:
+    """Item-5 bound at α = α_thr (threshold factor K = ``factor``) with equal β_l: K L c₀^{1/L}/√(3/2) − 2 (m and β
+    cancel). Increasing in L, so it is ≥ 1 for every L ≥ 2 iff it is at L = 2, i.e. iff K ≥ 3√(3/2)/(2 c₀^{1/2})."""
+    return factor * L * c0 ** (1 / L) / math.sqrt(1.5) - 2
+
+
+def threshold_factor_closing(c0: float = C0) -> float:
+    """The smallest threshold factor K for which the item-5 bound at α_thr is ≥ 1 at every L ≥ 2 (equal β_l):
+    3√(3/2)/(2 c₀^{1/2}) (= 3√(3/2) at c₀ = 1/4)."""
+    return 3 * math.sqrt(1.5) / (2 * math.sqrt(c0))

@@ -50,6 +50,23 @@ def R_a_legible(lam0: float, alpha: float, n: int, m: int) -> float:
     return alpha * math.sqrt(lam0 / (8 * n * m))
 
 
+def R_a_readings(lam0: float, alpha: float, n: int, m: int, beta2: float) -> dict:
+    """Readings of the illegible R_a of Appendix D (OCR: "R_a = α … √λ₀ … √(2/π)β₂ over n√(8nm)"), name → value:
+
+    - ``"fragment"``: α√(λ₀/(8nm)) (:func:`R_a_legible`, the part this harness used; it leaves out the n the OCR prints
+      before √(8nm));
+    - ``"fragment with 1/n"``: (α/n)√(λ₀/(8nm)) = √A with A = α²λ₀/(8n³m);
+    - ``"closing"``: √(A + (2/π)β₂²) − √(2/π)β₂, the largest R_a with R_a(R_a + √(8/π)β₂) ≤ A, i.e. the radius at which
+      the (19) term of Lemma 8's proof, n³(m/α²)R_a(R_a + √(8/π)β₂), is λ₀/8, as R_w makes the (20) term λ₀/8.
+
+    "closing" ≤ "fragment with 1/n" always; Lemma 8's conclusion is monotone in the radii, so a worst case at
+    "fragment with 1/n" covers every R_a up to it."""
+    A = alpha ** 2 * lam0 / (8 * n ** 3 * m)
+    c = math.sqrt(2 / math.pi) * beta2
+    return {"fragment": R_a_legible(lam0, alpha, n, m), "fragment with 1/n": math.sqrt(A),
+            "closing": A / (math.sqrt(A + c * c) + c)}  # = √(A + c²) − c without the cancellation
+
+
 def Rp_w(t, lam0: float, alpha: float, n: int, beta2: float, Ra, r0: float):
     """R'_w(t) = 2√n/(αλ₀) (√n β₂ + R_a) ‖y − f(0)‖ (1 − e^{−λ₀t/2})  (Lemma 9, Eq. 22)."""
     t = torch.as_tensor(t, dtype=torch.float64)
