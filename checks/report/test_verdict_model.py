@@ -210,3 +210,18 @@ def test_records_of_schema_2_read_as_inside_with_stated_default():
     old = {"claim": CID, "verdict": "holds", "observed": 1, "bound": 2, "test": "t", "reading": "as-stated"}
     assert verdicts.inside(old) is True and verdicts.evidence(old) == "test"
     assert verdicts.evidence(dict(old, evidence="identity")) == "consistency"
+
+
+def test_the_report_covers_the_papers_whose_checks_ran():
+    """Issue 34: a run of one paper's checks reports that paper, not every registry claim as "not encoded";
+    ``--all-papers`` (``run.all_papers``) lists them all."""
+    rec = _synthetic._rec("kou2023/lem-5.2", "holds", observed=1, bound=2)
+    d = _synthetic.doc()
+    d["records"] = [rec]
+    d["run"]["tests"] = {}
+    papers = {r.info.paper for r in verdicts.build_rows(d)}
+    assert papers == {"kou2023"}
+    d["run"]["all_papers"] = True
+    assert {r.info.paper for r in verdicts.build_rows(d)} >= {"kou2023", "wang2024", "zhu2022", "bantzis2025"}
+    d["records"], d["run"]["all_papers"] = [], False
+    assert len({r.info.paper for r in verdicts.build_rows(d)}) >= 4  # nothing ran: the whole registry

@@ -218,6 +218,16 @@ def _reason(row: ClaimRow) -> str:
     return ""
 
 
+def _papers_run(doc: dict, catalog: dict[str, Claim], seen: set) -> dict[str, Claim]:
+    """The registry claims a report covers: those of the papers whose checks ran (a researcher's run of their own
+    checks is about their paper, not 120 built-in claims "not encoded"); every paper with ``run.all_papers``
+    (``--all-papers``) or when nothing ran at all."""
+    papers = {cid.split("/")[0] for cid in seen}
+    if not papers or (doc.get("run") or {}).get("all_papers"):
+        return dict(catalog)
+    return {cid: c for cid, c in catalog.items() if c.paper in papers}
+
+
 def build_rows(doc: dict, catalog: dict[str, Claim] | None = None) -> list[ClaimRow]:
     """One row per registry claim (plus any recorded claim missing from the registry), in registry order."""
     catalog = claims_of(doc) if catalog is None else catalog
@@ -229,7 +239,7 @@ def build_rows(doc: dict, catalog: dict[str, Claim] | None = None) -> list[Claim
     for nodeid, t in sorted((doc.get("run", {}).get("tests") or {}).items()):
         for cid in t.get("claims") or []:
             tests_by_claim[cid].append(dict(t, nodeid=nodeid))
-    infos = dict(catalog)
+    infos = _papers_run(doc, catalog, set(by_claim) | set(companions) | set(tests_by_claim))
     for i, cid in enumerate(sorted(set(by_claim) | set(companions) | set(tests_by_claim))):
         if cid not in infos:  # recorded but not in this registry: still shown
             infos[cid] = placeholder(cid, 10_000 + i)

@@ -45,7 +45,7 @@ def build(out, modules=API) -> pathlib.Path:
         raise ModuleNotFoundError("the API reference needs pdoc: pip install -e '.[docs]' (or pip install pdoc)") from None
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    pdoc.render.configure(docformat="google", show_source=True, search=True,
+    pdoc.render.configure(docformat="google", show_source=False, search=True,
                           footer_text="theory — numerical checks of deep-learning theory")
     pdoc.pdoc(*modules, output_directory=out)
     return out / "index.html"

@@ -59,7 +59,10 @@ def register(sub) -> None:
     r.add_argument("-k", default=None, help="pytest -k expression (partial run)")
     r.add_argument("-n", default="auto", help="xdist workers (default auto; 0 or 1: no xdist)")
     r.set_defaults(func=run, passthrough=True)
-    g = sub.add_parser("render", help="rebuild index.html from an existing results.json")
+    g = sub.add_parser("render", help="rebuild index.html from an existing results.json",
+                       description="Rebuild index.html beside RESULTS (a results.json, results.json.gz or a report "
+                                   "folder) from its records alone: nothing is run. The verdicts are derived again by "
+                                   "theory.analysis, so a page rebuilt by newer code shows that code's verdict rules.")
     g.add_argument("results", nargs="?", default="reports/results.json")
     g.set_defaults(func=render)
 

@@ -55,6 +55,9 @@ def pytest_addoption(parser):
                 help="find CUDA device bugs without CUDA (with --device cpu): tensors built without a device go to "
                      "'meta', so they fail where they meet the run's tensors, as on CUDA; verdicts are meaningless, "
                      "the summary lists the device splits (theory/harness/device_split.py)")
+    g.addoption("--all-papers", action="store_true", default=False,
+                help="the report lists every registry's claims, also papers none of whose checks ran (by default a "
+                     "run of your own checks reports only the papers whose checks ran)")
     g.addoption("--theory-progress", action="store_true", default=False,
                 help="print one line per finished check: claim IDs, verdicts recorded, outcome, seconds")
 
@@ -232,6 +235,7 @@ def run_metadata(config) -> dict:
         "registries": list(_claims.sources()), "registry_digest": _claims.digest(),
         **_provenance(),  # commit, tree_clean, code_digest: merge and --resume refuse mixed code
         **({"smoke": _smoke.metadata(ctx)} if ctx.smoke else {}),
+        **({"all_papers": True} if config.getoption("--all-papers") else {}),
     }
 
 

@@ -127,7 +127,7 @@ def render(doc: dict, rows: list[ClaimRow]) -> str:
             if r.info.paper == p:
                 parts.append(_claim(r, figs))
     parts.append(f'<footer class="small"><p>results.json schema {esc(doc.get("schema", "?"))}, generated '
-                 f'{esc(doc.get("generated", ""))}. Statements (from the claim registries) show their LaTeX source as text.</p></footer>')
+                 f'{esc(doc.get("generated", ""))}. Formulas of the claim registries are rendered as MathML (LaTeX the converter cannot read is shown as source).</p></footer>')
     parts.append(f"<script>{JS}</script></body></html>\n")
     return "\n".join(parts)
 
