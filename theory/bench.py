@@ -1,7 +1,7 @@
 """Benchmarks of the simulation core; prints one JSON document (not a timed test).
 
-    python -m theory.bench [--only jacobian|ensemble|minibatch] [--power-samples K] [--loop-members K] [--steps T]
-                           [--engines weight,weight-autograd,hidden] [--epochs K] [--threads K]
+    python -m theory.bench [--only jacobian|ensemble|minibatch|step] [--power-samples K] [--loop-members K] [--steps T]
+                           [--engines weight,weight-autograd,hidden] [--epochs K] [--threads K] [--step-steps T]
 
 1. Jacobian spectral norms of x ↦ ReLU(Wx), N=256 unit inputs, m=1024, d=784, float64:
    ``opnorm(method="lanczos")`` vs ``method="power"`` (Wang et al. Algorithm 2, tolerance 1e-6), both
@@ -13,7 +13,14 @@
    engine by autograd (``weight-autograd``, the engine before issue 17; its batched result is compared
    with the analytic one) and the exact hidden-space engine (``gd_hidden``, target ≥ 10×).
 3. Minibatch SGD and Adam (Wang et al. §6 shapes), analytic engine vs autograd (``--only minibatch``).
-4. The same on CUDA when a GPU is present (skipped otherwise).
+4. µs per GD step of one small net (Kou: n = 10, d = 784, m = 100; ``--only step``, issue 33): ``train.gd`` eager
+   (both engines), a fixed-shape step with its divergence flag kept on the device (:class:`KouStep`) eager and,
+   on CUDA only, replayed from a ``torch.cuda.CUDAGraph`` (skipped with a message on the CPU), each for one net
+   and batched over 64 restarts on the ensemble axis; then the analytic engine's µs per step over ensemble sizes
+   with their FLOPs per step, and the crossover: the smallest size at which a CUDA step beats a CPU step (needs
+   CUDA; otherwise the policy's provisional constant, :data:`theory.device.CROSSOVER_FLOPS`, is printed as such).
+   Each device's numbers carry its name.
+5. The same on CUDA when a GPU is present (skipped otherwise).
 
 ``--power-samples K`` / ``--loop-members K`` time the slow reference on K samples / members only
 and scale linearly (per-sample and per-member costs are independent); the JSON says so. The JSON
@@ -31,8 +38,9 @@ import time
 
 import torch
 
-from fixtures import data
+from theory import data
 from theory.sim import jacobian, mlp_backprop, models, train
+from . import device as _device
 from .device import draw
 
 
@@ -42,7 +50,7 @@ def _sync(dev):
 
 
 def bench_jacobian(dev, power_samples: int, N=256, m=1024, d=784, seed=0) -> dict:
-    g = torch.Generator(device=dev).manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)  # CPU: the same data on every device
     dt = torch.float64
     W = draw(torch.randn, m, d, generator=g, dtype=dt, device=dev) / d ** 0.5
     X = data.unit_sphere(N, d, generator=g, device=dev)
@@ -75,7 +83,7 @@ def bench_jacobian(dev, power_samples: int, N=256, m=1024, d=784, seed=0) -> dic
 
 
 def _kou(dev, E, seed, n=10, d=784, m=100):
-    g = torch.Generator(device=dev).manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)  # CPU: the same data on every device
     X, _ = data.gram_controlled(n, d, 0.01, generator=g, device=dev)
     y = data.balanced_labels(n, device=dev)
     net = models.TwoClassNet.init(E, m, d, sigma0=0.01, act="leaky_relu", gamma=0.1, generator=g, device=dev)
@@ -171,7 +179,7 @@ def bench_minibatch(dev, epochs: int = 2, E=4, m=1024, d=784, N=4096, batch=512,
     GEMM bound: the nominal FLOPs at the machine's measured float64 GEMM rate: per batch the forward W Xᵀ and the
     gradient G X (2·E·m·batch·d each), and per epoch (0 included) the full-data forward pass that the trainer's
     divergence guard and records read (2·E·m·N·d)."""
-    g = torch.Generator(device=dev).manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)  # CPU: the same data on every device
     rate = gemm_rate(dev)
     bound = (4 * E * m * batch * d * (N // batch) * epochs + 2 * E * m * N * d * (epochs + 1)) / 1e9 / rate
     X = draw(torch.randn, N, d, generator=g, dtype=torch.float64, device=dev) / d ** 0.5
@@ -202,9 +210,162 @@ def bench_minibatch(dev, epochs: int = 2, E=4, m=1024, d=784, N=4096, batch=512,
     return out
 
 
+# -- µs per GD step of one small net, and the placement crossover (issue 33) ----------------------------------------
+
+KOU = dict(n=10, d=784, m=100, gamma=0.1, sigma0=0.01)
+
+
+def _kou_data(dev, E, seed=0):
+    """Kou et al. Sec. 6 sizes: n = 10 points in d = 784, m = 100 neurons per class, leaky ReLU; CPU draws moved."""
+    k = KOU
+    g = torch.Generator().manual_seed(seed)  # CPU: the same data on every device
+    X, _ = data.gram_controlled(k["n"], k["d"], 0.01, generator=g, device=dev)
+    y = data.balanced_labels(k["n"], device=dev)
+    net = models.TwoClassNet.init(E, k["m"], k["d"], sigma0=k["sigma0"], act="leaky_relu", gamma=k["gamma"],
+                                  generator=g, device=dev)
+    return net, X, y
+
+
+def _time_gd(dev, E, steps, engine, reps=3) -> float:
+    """µs per step of ``train.gd`` on E Kou nets (best of ``reps`` runs of ``steps`` steps after a warm-up)."""
+    net, X, y = _kou_data(dev, E)
+    lr = 1.0
+    train.gd(net, X, y, loss="logistic", lr=lr, steps=min(steps, 20), record=[min(steps, 20)], engine=engine)
+    best = float("inf")
+    for _ in range(reps):
+        _sync(dev)
+        t = time.perf_counter()
+        train.gd(net, X, y, loss="logistic", lr=lr, steps=steps, record=[steps], engine=engine)
+        _sync(dev)
+        best = min(best, time.perf_counter() - t)
+    return best / steps * 1e6
+
+
+class KouStep:
+    """One fixed-shape GD step of E Kou nets on the logistic loss, written with preallocated tensors only (no Python
+    branch on data, no host read), so that ``torch.cuda.CUDAGraph`` can capture it: the forward pass, the loss kept
+    in a device buffer with an on-device divergence flag (the first step whose loss is not finite or above 10⁸× the
+    initial loss, as :class:`theory.sim.gd_blocks.ChunkGuard`), the backward pass and the in-place update."""
+
+    def __init__(self, net, X, y, lr: float, blowup: float = 1e8):
+        self.W = net.W  # (E, 2, m, d), updated in place
+        E, _, m, _ = self.W.shape
+        self.X, self.y, self.lr, self.m, self.gamma = X, y, lr, m, net.act.gamma
+        self.a = torch.tensor([1.0, -1.0], dtype=X.dtype, device=X.device).view(1, 2, 1, 1)
+        self.one, self.g = (torch.tensor(v, dtype=X.dtype, device=X.device) for v in (1.0, self.gamma))
+        self.step_no = torch.zeros((), dtype=torch.long, device=X.device)
+        self.first_bad = torch.full((), -1, dtype=torch.long, device=X.device)
+        self.loss = self.forward_loss().clone()
+        self.thr = blowup * self.loss.clamp_min(1e-300)
+
+    def forward_loss(self):
+        z = (self.W.view(-1, self.X.shape[1]) @ self.X.T).view(*self.W.shape[:3], -1)  # (E, 2, m, n): one GEMM
+        self._z = z
+        f = (torch.where(z > 0, z, self.g * z).mean(2, keepdim=True) * self.a).sum(1)  # (E, 1, n)
+        self._f = f
+        return torch.nn.functional.softplus(-self.y * f).mean((-1, -2))          # (E,)
+
+    def __call__(self):
+        cur = self.forward_loss()
+        bad = (~(cur <= self.thr)).any()
+        self.first_bad.copy_(torch.where(bad & (self.first_bad < 0), self.step_no, self.first_bad))
+        self.step_no.add_(1)
+        n = self.X.shape[0]
+        gl = -self.y * torch.sigmoid(-self.y * self._f) / n                       # dℓ/df, (E, 1, n)
+        slope = torch.where(self._z > 0, self.one, self.g)
+        dz = slope * (self.a * gl.unsqueeze(1)) / self.m                          # (E, 2, m, n)
+        self.W.view(-1, self.X.shape[1]).addmm_(dz.reshape(-1, n), self.X, alpha=-self.lr)  # W −= η ∂/∂W, in place
+
+
+def _time_hand(step, dev, steps) -> float:
+    for _ in range(3):
+        step()
+    _sync(dev)
+    t = time.perf_counter()
+    for _ in range(steps):
+        step()
+    _sync(dev)
+    return (time.perf_counter() - t) / steps * 1e6
+
+
+def _graph(step, dev, steps) -> float:
+    """µs per replay of ``step`` captured in a CUDA graph (the documented warm-up on a side stream first)."""
+    s = torch.cuda.Stream(dev)
+    s.wait_stream(torch.cuda.current_stream(dev))
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream(dev).wait_stream(s)
+    gr = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(gr):
+        step()
+    return _time_hand(gr.replay, dev, steps)
+
+
+def bench_step(dev, steps: int, batch_E: int = 64, sizes=(1, 4, 16, 64, 256)) -> dict:
+    """µs per GD step of one Kou net (n = 10, d = 784, m = 100) on ``dev``: ``train.gd`` eager (analytic and autograd
+    engines), the fixed-shape :class:`KouStep` eager and (CUDA only) replayed from a CUDA graph, each for one net and
+    for ``batch_E`` restarts in one program (the ensemble axis); and the analytic engine's µs per step over ensemble
+    sizes, with each size's nominal FLOPs per step (the crossover table)."""
+    k = KOU
+    cpu_div = 10 if dev.type == "cpu" else 1  # the CPU is slow: fewer steps, same per-step cost
+    T = max(50, steps // cpu_div)
+    out = {"device": str(dev), "name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor()
+           or platform.machine(), "threads": torch.get_num_threads(), "steps": T, **k,
+           "flops_per_step_per_net": mlp_backprop.gd_step_flops(1, k["n"], [k["d"], 2 * k["m"], 1], 1),
+           "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+           "us_per_step": {}}
+    us = out["us_per_step"]
+    for E in (1, batch_E):
+        for engine in ("analytic", "autograd"):
+            us[f"train.gd {engine} eager E={E}"] = round(_time_gd(dev, E, T, engine), 1)
+        net, X, y = _kou_data(dev, E)
+        us[f"fixed-shape step eager E={E}"] = round(_time_hand(KouStep(net, X, y, 1.0), dev, T), 1)
+        if dev.type == "cuda":
+            net, X, y = _kou_data(dev, E)
+            us[f"fixed-shape step CUDA graph E={E}"] = round(_graph(KouStep(net, X, y, 1.0), dev, T), 1)
+        else:
+            us[f"fixed-shape step CUDA graph E={E}"] = "skipped: CUDA graphs need a CUDA device"
+    for E in (1, batch_E):
+        us[f"per member, train.gd analytic E={E}"] = round(us[f"train.gd analytic eager E={E}"] / E, 2)
+    # the fixed-shape step against train.gd (same data, same rate): the benchmark times the same arithmetic
+    net_a, X, y = _kou_data(dev, 2)
+    net_b, _, _ = _kou_data(dev, 2)
+    train.gd(net_a, X, y, loss="logistic", lr=1.0, steps=30, record=[30], engine="autograd")
+    step = KouStep(net_b, X, y, 1.0)
+    for _ in range(30):
+        step()
+    out["fixed_shape_step_max_rel_diff_vs_train_gd"] = float((net_a.W - net_b.W).abs().max() / net_a.W.abs().max())
+    table = []
+    for E in sizes:
+        table.append({"E": E, "flops_per_step": out["flops_per_step_per_net"] * E,
+                      "us_per_step": round(_time_gd(dev, E, max(20, T // max(1, E // 4)), "analytic", reps=2), 1)})
+    out["sizes"] = table
+    out["load_average_1min_end"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return out
+
+
+def crossover(cpu: dict, cuda: dict | None) -> dict:
+    """The smallest size (FLOPs per step) of the ensemble table at which a CUDA step beats a CPU step, from two
+    :func:`bench_step` results of the same sizes; without CUDA, the policy's constant and why it is not measured."""
+    res = {"policy_constant_flops": _device.CROSSOVER_FLOPS, "policy_source": _device.CROSSOVER_SOURCE}
+    if cuda is None:
+        res["measured"] = "skipped: needs a CUDA device (this run had none)"
+        return res
+    rows = []
+    for a, b in zip(cpu["sizes"], cuda["sizes"]):
+        rows.append({"flops_per_step": a["flops_per_step"], "cpu_us": a["us_per_step"], "cuda_us": b["us_per_step"]})
+    won = [r["flops_per_step"] for r in rows if r["cuda_us"] < r["cpu_us"]]
+    res.update(rows=rows, device=cuda["name"], measured=min(won) if won else
+               f"CUDA slower at every size up to {rows[-1]['flops_per_step']:.3g} FLOPs per step")
+    return res
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=("jacobian", "ensemble", "minibatch"))
+    ap.add_argument("--only", choices=("jacobian", "ensemble", "minibatch", "step"))
+    ap.add_argument("--step-steps", type=int, default=2000,
+                    help="steps timed per case of --only step (the CPU times a tenth of them)")
     ap.add_argument("--power-samples", type=int, default=256)
     ap.add_argument("--loop-members", type=int, default=64)
     ap.add_argument("--steps", type=int, default=10_000)
@@ -231,6 +392,10 @@ def main(argv=None) -> dict:
             slot["ensemble_gd"] = bench_ensemble(dev, a.steps, a.loop_members, engines=engines)
         if a.only in (None, "minibatch"):
             slot["minibatch"] = bench_minibatch(dev, a.epochs)
+        if a.only in (None, "step"):
+            slot["step"] = bench_step(dev, a.step_steps)
+    if a.only in (None, "step"):
+        res["crossover"] = crossover(res["cpu"]["step"], res["cuda"]["step"] if isinstance(res["cuda"], dict) else None)
     print(json.dumps(res, indent=1))
     return res
 

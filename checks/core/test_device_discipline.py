@@ -7,6 +7,9 @@ the full profile failed 100 tests this way, and a CPU run cannot see it. So the 
 - every ``torch.<random>(..., generator=g)`` in ``theory/``, ``fixtures/`` and the paper checks names its device:
   ``device=g.device``, or ``"cpu"`` with an explicit CPU generator; shared code that draws for a target device
   calls :func:`theory.device.draw` (made on the generator's device, then moved to the target);
+- issue 33, the same data on every device: the policy's generators are CPU generators, so a draw is made on the CPU
+  and moved; the core makes no draw on the run's device nor with a device generator
+  (:func:`theory.harness.device_split.device_draws`, which also lists such draws in the paper code);
 - ``.numpy()`` only after ``.cpu()`` (a CUDA tensor has no ``.numpy()``);
 - in the shared code (``theory/sim``, ``theory/papers``, ``fixtures``) every fresh allocation
   (``torch.zeros/ones/eye/arange/linspace/full/empty/tensor``) names its device (or passes ``**opts`` that do): a
@@ -22,11 +25,14 @@ import pytest
 import torch
 
 from theory.device import draw, draw_device
+from theory.harness.device_split import device_draws
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = ("theory", "fixtures", "checks/bantzis2025", "checks/kou2023", "checks/wang2024", "checks/zhu2022",
            "checks/core")
-SHARED = ("theory/sim", "theory/papers", "fixtures")
+SHARED = ("theory/sim", "theory/papers", "theory/data", "fixtures")
+CORE = ("theory/device.py", "theory/sim", "theory/data", "theory/harness", "theory/bench.py", "checks/core")
+PENDING: dict = {}  # file -> why it may still draw on the run's device (none left in the core)
 ALLOC = {"zeros", "ones", "eye", "arange", "linspace", "logspace", "full", "empty", "tensor"}
 PRAGMA = "device-scan: deliberate"
 RANDOM = {"randn", "rand", "randint", "randperm", "normal", "bernoulli", "multinomial", "poisson"}
@@ -102,17 +108,54 @@ def test_the_scanners_see_the_faults_they_name():
     assert not _allocations_without_device("import torch\nz = torch.as_tensor(x)\n")
 
 
-def test_draw_device_follows_the_generator():
+def test_draws_are_made_on_the_cpu():
+    """Issue 33: the policy's generators are CPU generators and a draw is made where its generator lives (the CPU),
+    then moved; without a generator it is made on the CPU too (torch's default CPU generator)."""
     g = torch.Generator().manual_seed(0)
-    assert draw_device(g, "cuda") == torch.device("cpu")  # the draw is made where the generator lives, then moved
-    assert draw_device(None, "cpu") == "cpu"
+    assert draw_device(g, "cuda") == torch.device("cpu")
+    assert draw_device(None, "cuda") == torch.device("cpu") and draw_device(None) == torch.device("cpu")
     x = draw(torch.randn, 4, generator=g, device="cpu")
     g.manual_seed(0)
-    assert torch.equal(x, torch.randn(4, generator=g, device="cpu"))  # same stream as a plain CPU draw: CPU results unchanged
+    assert torch.equal(x, torch.randn(4, generator=g, device="cpu"))  # a plain CPU draw's stream: CPU results unchanged
+    assert draw(torch.randn, 2, generator=g).device.type == "cpu"  # no target: left on the CPU
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: a CUDA generator drawing for a CPU target")
-def test_cuda_generator_draws_for_a_cpu_target():
-    g = torch.Generator(device="cuda").manual_seed(0)
-    x = draw(torch.randn, 4, generator=g, device="cpu")
-    assert x.device.type == "cpu"
+def _core_files():
+    for root in CORE:
+        p = ROOT / root
+        yield from ([p] if p.suffix == ".py" else sorted(p.rglob("*.py")))
+
+
+def test_the_core_draws_on_the_cpu():
+    """No draw in the core (device policy, simulation, harness, benchmarks, these tests) that a CUDA run would make
+    on the device or with a device generator (theory.harness.device_split.device_draws). The paper modules and paper
+    checks are listed by the same scanner (issue 33's report), not asserted here."""
+    bad = [f"{p.relative_to(ROOT)}:{ln}: [{kind}] {code[:90]}" for p in _core_files()
+           if str(p.relative_to(ROOT)) not in PENDING for ln, kind, code in device_draws(p.read_text(encoding="utf-8"))]
+    assert not bad, "draws on the run's device (a CUDA run judges other data, or fails):\n" + "\n".join(bad)
+    fixed = [f for f in PENDING if not device_draws((ROOT / f).read_text(encoding="utf-8"))]
+    assert not fixed, f"no device draws left in {fixed}: remove them from PENDING"
+
+
+def test_the_device_draw_scanner_sees_each_kind():
+    """Control: each kind of device draw is flagged; the policy's forms pass."""
+    kinds = lambda src: [k for _, k, _ in device_draws("import torch\n" + src)]  # noqa: E731
+    assert kinds("x = torch.randn(3, generator=g, device=ctx.device)\n") == ["device-draw"]
+    assert kinds("x = torch.randint(0, 2, (3,), generator=g, device=dev)\n") == ["device-draw"]
+    assert kinds("w.normal_(generator=g)\n") == ["in-place-draw"]
+    assert kinds("b = torch.bernoulli(p, generator=g)\n") == ["tensor-draw"]
+    assert kinds("g = torch.Generator(device=dev)\n") == ["device-generator"]
+    for ok in ("x = torch.randn(3, generator=g, device=g.device)\n", "x = torch.randn(3, generator=g, device='cpu')\n",
+               "x = torch.randn(3, generator=g, device=draw_device(g)).to(dev)\n", "x = torch.randn(3, device=dev)\n",
+               "x = draw(torch.randn, 3, generator=g, device=dev)\n", "g = torch.Generator(device='cpu')\n",
+               "x = torch.normal(0.0, 1.0, (3,), generator=g, device='cpu')\n",
+               "x = torch.randn(3, generator=g, device=dev)  # device-scan: deliberate\n"):
+        assert not kinds(ok), ok
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: a CUDA draw target beside a CPU generator")
+def test_cpu_generator_draws_for_a_cuda_target():
+    g = torch.Generator().manual_seed(0)
+    x = draw(torch.randn, 4, generator=g, device="cuda")
+    g.manual_seed(0)
+    assert x.device.type == "cuda" and torch.equal(x.cpu(), torch.randn(4, generator=g, device="cpu"))

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from fixtures import data
+from theory import data
 from theory import DivergenceError
+from theory.device import draw
 from theory.sim import activations, gd_blocks, mlp_backprop, models, train
 
 DT = torch.float64
@@ -47,25 +48,25 @@ def _case(name, g, dev):
         return net, X, ypm, "squared", lr, None, 80
     if name == "two-class-member-slopes-member-data":
         Xe = torch.stack([data.unit_sphere(12, 30, generator=g, device=dev) for _ in range(E)])
-        ye = torch.stack([ypm[torch.randperm(12, generator=g, device=dev)] for _ in range(E)])
-        W = 0.05 * torch.randn(E, 2, 10, 30, generator=g, dtype=DT, device=dev)
+        ye = torch.stack([ypm[draw(torch.randperm, 12, generator=g, device=dev)] for _ in range(E)])
+        W = 0.05 * draw(torch.randn, E, 2, 10, 30, generator=g, dtype=DT, device=dev)
         net = models.TwoClassNet(W, activations.member_slopes([0.0, 0.1, 0.5, 0.25, 0.0]))
         return net, Xe, ye, "logistic", 2 * lr, None, 100
     if name == "deep-relu-squared-vector":
-        Y = torch.randn(12, 3, generator=g, dtype=DT, device=dev)
+        Y = draw(torch.randn, 12, 3, generator=g, dtype=DT, device=dev)
         net = models.DeepMLP.init(E, [30, 8, 8, 3], stds="he", alpha=0.7, generator=g, device=dev)
         return net, X, Y, "squared", 0.05 * lr, [1.0, 0.5, 2.0], 80
     if name == "deep-ntk-softplus-scalar":
-        Y = torch.randn(12, generator=g, dtype=DT, device=dev)
+        Y = draw(torch.randn, 12, generator=g, dtype=DT, device=dev)
         net = models.DeepMLP.init(E, [30, 9, 9, 1], stds="lecun", act="softplus", ntk=True, generator=g, device=dev)
         return net, X, Y, "squared", 0.1 * lr, [2.0, 1.0, 0.5], 80
     if name == "deep-relu-cross-entropy":
-        lab = torch.randint(0, 4, (12,), generator=g, device=dev)
+        lab = draw(torch.randint, 0, 4, (12,), generator=g, device=dev)
         net = models.DeepMLP.init(E, [30, 16, 16, 4], stds="he", generator=g, device=dev)
         return net, X, lab, "cross_entropy", 0.5 * lr, None, 60
     if name == "deep-leaky-member-data-wide-n":  # N > d: no Gram updates, exact forward every step
-        Xe = torch.randn(E, 40, 6, generator=g, dtype=DT, device=dev)
-        ye = torch.where(torch.randn(E, 40, generator=g, dtype=DT, device=dev) > 0, 1.0, -1.0)
+        Xe = draw(torch.randn, E, 40, 6, generator=g, dtype=DT, device=dev)
+        ye = torch.where(draw(torch.randn, E, 40, generator=g, dtype=DT, device=dev) > 0, 1.0, -1.0)
         net = models.DeepMLP.init(E, [6, 12, 1], act=activations.get("leaky_relu", gamma=0.2), generator=g, device=dev)
         return net, Xe, ye, "logistic", 0.3 * lr, None, 60
     raise KeyError(name)
@@ -208,15 +209,15 @@ def _check_divergence():
 
 
 def _mb_case(name, g, dev):
-    X = torch.randn(37, 9, generator=g, dtype=DT, device=dev)  # 37 rows: a last, shorter batch
+    X = draw(torch.randn, 37, 9, generator=g, dtype=DT, device=dev)  # 37 rows: a last, shorter batch
     if name == "two-layer-bce":
-        y = (torch.rand(37, generator=g, dtype=DT, device=dev) < 0.5).to(DT)
+        y = (draw(torch.rand, 37, generator=g, dtype=DT, device=dev) < 0.5).to(DT)
         return models.TwoLayerNet.init(3, 11, 9, act="relu", generator=g, device=dev), X, y, "bce"
     if name == "two-class-logistic":
-        y = torch.where(torch.rand(37, generator=g, dtype=DT, device=dev) < 0.5, 1.0, -1.0).to(DT)
+        y = torch.where(draw(torch.rand, 37, generator=g, dtype=DT, device=dev) < 0.5, 1.0, -1.0).to(DT)
         net = models.TwoClassNet.init(3, 6, 9, sigma0=0.2, act="leaky_relu", gamma=0.1, generator=g, device=dev)
         return net, X, y, "logistic"
-    lab = torch.randint(0, 3, (37,), generator=g, device=dev)
+    lab = draw(torch.randint, 0, 3, (37,), generator=g, device=dev)
     return models.DeepMLP.init(3, [9, 8, 8, 3], generator=g, device=dev), X, lab, "cross_entropy"
 
 

@@ -3,7 +3,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fixtures import data
+from theory import data
+from theory.device import draw
 from theory.sim import losses, models, train
 
 DT = torch.float64
@@ -58,7 +59,7 @@ def test_two_class_batched_gd_equals_per_network(ctx):
 def test_deep_mlp_batched_gd_equals_per_network(ctx):
     g = ctx.generator("core/gd", "deep")
     X = data.unit_sphere(10, 5, generator=g)
-    Y = torch.randn(10, 3, generator=g, dtype=DT, device=g.device)
+    Y = draw(torch.randn, 10, 3, generator=g, dtype=DT, device=ctx.device)
     net = models.DeepMLP.init(3, [5, 8, 8, 3], stds="he", alpha=0.7, generator=g)
     W0 = [w.clone() for w in net.weights]
     train.gd(net, X, Y, loss="squared", lr=0.05, steps=25, layer_lr=[1.0, 0.5, 2.0])
@@ -131,7 +132,7 @@ def test_hidden_space_gd_per_member_data_and_slopes(ctx):
     E, n, d, m = len(gammas), 8, 30, 10
     X = torch.stack([_data(g, n=n, d=d)[0] for _ in range(E)])
     y = torch.stack([data.balanced_labels(n)[torch.randperm(n, generator=g, device=g.device).cpu()] for _ in range(E)])
-    W0 = 0.05 * torch.randn(E, 2, m, d, generator=g, dtype=DT, device=g.device)
+    W0 = 0.05 * draw(torch.randn, E, 2, m, d, generator=g, dtype=DT, device=ctx.device)
     batched = models.TwoClassNet(W0.clone(), activations.member_slopes(gammas))
     tb, _ = train.gd_hidden(batched, X, y, loss="logistic", lr=2.0, steps=200)
     auto = models.TwoClassNet(W0.clone(), activations.member_slopes(gammas))
@@ -186,8 +187,8 @@ def test_gradient_flow_matches_closed_form(ctx):
 def test_cross_entropy_loss_and_derivative(ctx):
     """losses 'cross_entropy' = torch's F.cross_entropy per member; derivative = softmax − one-hot (= N·∇)."""
     g = ctx.generator("core/losses", "ce")
-    u = torch.randn(3, 7, 4, generator=g, dtype=ctx.dtype, device=g.device).requires_grad_(True)
-    y = torch.randint(0, 4, (7,), generator=g, device=g.device)
+    u = draw(torch.randn, 3, 7, 4, generator=g, dtype=ctx.dtype, device=ctx.device).requires_grad_(True)
+    y = draw(torch.randint, 0, 4, (7,), generator=g, device=ctx.device)
     L = losses.loss("cross_entropy", u, y)
     ref = torch.stack([F.cross_entropy(u[e], y) for e in range(3)])
     assert torch.allclose(L, ref, rtol=0, atol=1e-14)
@@ -201,8 +202,8 @@ def test_cross_entropy_loss_and_derivative(ctx):
 def test_batched_minibatch_equals_per_network(ctx, opt):
     """Minibatch Adam / SGD over an ensemble = the same run on each member alone (shared batch order)."""
     g = ctx.generator("core/adam", "equal")
-    X = torch.randn(30, 6, generator=g, dtype=ctx.dtype, device=g.device)
-    y = torch.randint(0, 3, (30,), generator=g, device=g.device)
+    X = draw(torch.randn, 30, 6, generator=g, dtype=ctx.dtype, device=ctx.device)
+    y = draw(torch.randint, 0, 3, (30,), generator=g, device=ctx.device)
     net = models.DeepMLP.init(3, [6, 8, 3], generator=g)
     ws0 = [w.clone() for w in net.weights]
     run = getattr(train, opt)

@@ -19,9 +19,10 @@ def test_seed_depends_only_on_claim_config_offset():
 
 def test_ctx_generator_reproducible(ctx):
     import torch
-    x = torch.randn(3, generator=ctx.generator("zhu2022/lem-5", {"m": 4}), device=ctx.device)
-    y = torch.randn(3, generator=ctx.generator("zhu2022/lem-5", {"m": 4}), device=ctx.device)
-    assert torch.equal(x, y)
+    from theory.device import draw
+    x = draw(torch.randn, 3, generator=ctx.generator("zhu2022/lem-5", {"m": 4}), device=ctx.device)
+    y = draw(torch.randn, 3, generator=ctx.generator("zhu2022/lem-5", {"m": 4}), device=ctx.device)
+    assert torch.equal(x, y) and x.device == ctx.device
 
 
 def test_measurement_ratio_and_json():

@@ -1,8 +1,9 @@
 """The run context handed to every check: device, dtype, profile, seed offset.
 
-``ctx.generator(claim_id, config)`` gives a torch.Generator seeded from
-(claim ID, configuration, --seed) only, so numbers do not depend on the worker
-or on test order. ``ctx.pick(quick=..., full=...)`` chooses per-profile settings.
+``ctx.generator(claim_id, config)`` gives a CPU torch.Generator seeded from
+(claim ID, configuration, --seed) only, so numbers do not depend on the worker,
+on test order or on the run's device (draws are made on the CPU, then moved:
+issue 33). ``ctx.pick(quick=..., full=...)`` chooses per-profile settings.
 
 Profiles: ``quick`` (CPU-sized), ``full`` (the papers' scales) and ``smoke``, the full profile at reduced size,
 derived from ``full`` by one rule: ``ctx.full`` is True (every full-only branch runs: MNIST paths, paper SGD,
@@ -73,8 +74,10 @@ class RunContext:
     def seed_for(self, claim_id: str, config=None) -> int:
         return derive_seed(claim_id, config, self.seed)
 
-    def generator(self, claim_id: str, config=None, device=None) -> torch.Generator:
-        return _device.generator(self.seed_for(claim_id, config), device or self.device)
+    def generator(self, claim_id: str, config=None) -> torch.Generator:
+        """A CPU generator seeded from (claim ID, configuration, --seed): the same draws on every run device. Draw
+        with :func:`theory.device.draw` (made on the CPU, moved to ``ctx.device``); issue 33."""
+        return _device.generator(self.seed_for(claim_id, config))
 
     def tensor(self, data, dtype=None):
         return torch.as_tensor(data, dtype=dtype or self.dtype, device=self.device)

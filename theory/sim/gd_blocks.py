@@ -10,8 +10,11 @@ releases the GIL inside its kernels): no cross-core barrier per small GEMM, whic
 more than the GEMM. One block of all members on other devices.
 
 Each block guards every step as the autograd engine does; the error names the earliest diverging step and
-the members diverging there (blocks that diverge later are not reported, as under autograd). The step
-itself is :class:`theory.sim.mlp_backprop.Block`.
+the members diverging there (blocks that diverge later are not reported, as under autograd). The guard is
+read on the host once per :data:`GUARD_EVERY` steps, not every step (issue 33: on CUDA each read is a host
+synchronisation): each step's losses are kept on the device in a :class:`ChunkGuard`, and a read finds the
+first diverging step of its chunk, so the error is the one a per-step guard raises (the members then stand
+up to ``GUARD_EVERY − 1`` steps further). The step itself is :class:`theory.sim.mlp_backprop.Block`.
 """
 from __future__ import annotations
 
@@ -41,39 +44,87 @@ def block_ranges(net, E: int, device: torch.device, block_bytes: int | None = No
     return [(e0, min(E, e0 + per)) for e0 in range(0, E, per)]
 
 
-class Guarded:
-    """One :class:`mlp_backprop.Block` with its initial losses and divergence threshold."""
+GUARD_EVERY = 64
+"""Steps between two host reads of the divergence guard (:class:`ChunkGuard`); every recorded step and the last
+step are read as well. The losses of a chunk cost ``GUARD_EVERY`` × (members) numbers of device memory."""
 
-    def __init__(self, block, eta, layer_lr, blowup):
-        self.b, self.blowup = block, blowup
-        self.scales = block.step_scales(eta, layer_lr)
-        self.first = self.thr = None
 
-    def check(self):
-        """None, or the boolean mask of diverged members at the cached forward pass."""
-        cur = self.b.loss()
+class ChunkGuard:
+    """The divergence guard of a step loop without a host read per step (issue 33).
+
+    :meth:`note` stores step t's per-member losses (c,) in a (K, c) device buffer (one copy, no synchronisation);
+    :meth:`read` (called by :meth:`note` every ``every`` steps, and by the loop before it records or ends) reads
+    the chunk on the host and returns ``(step, mask, losses)`` of the first step in it where a member's loss is
+    not finite or above ``blowup`` × its loss at the first noted step (the rule of
+    :func:`theory.sim.trajectory.bad_members`), else None. Steps must be noted consecutively."""
+
+    def __init__(self, blowup: float, every: int = GUARD_EVERY):
+        if not isinstance(every, int) or every < 1:
+            raise ValueError(f"the guard's chunk must be a positive number of steps, got {every!r}")
+        self.blowup, self.every = blowup, every
+        self.first = self.thr = self.buf = None
+        self.k = self.t0 = 0
+
+    def note(self, t: int, cur: torch.Tensor):
+        """Keep step ``t``'s losses ``cur`` (c,); a read's result when this fills the chunk, else None."""
         if self.first is None:
-            self.first = cur.clone()
+            self.first = cur.detach().clone()
             big = torch.finfo(cur.dtype).max
             self.thr = (self.blowup * self.first.clamp_min(1e-300)).clamp_max(big) if self.blowup \
-                else torch.full_like(cur, big)
-        elif bool((cur <= self.thr).all()):  # one comparison per step; NaN and inf fail it
+                else torch.full_like(self.first, big)
+            self.buf = cur.new_empty((self.every, *cur.shape))
+        if self.k == 0:
+            self.t0 = t
+        elif t != self.t0 + self.k:
+            raise ValueError(f"guard: step {t} noted after step {self.t0 + self.k - 1}")
+        self.buf[self.k].copy_(cur)
+        self.k += 1
+        return self.read() if self.k == self.every else None
+
+    def read(self):
+        """Host read of the steps noted since the last read: ``(step, mask, losses)`` at the first divergence."""
+        k, self.k = self.k, 0
+        if k == 0:
             return None
-        bad = bad_members(cur, self.first, self.blowup)
-        return bad if bool(bad.any()) else None
+        rows = self.buf[:k]
+        if bool((rows <= self.thr).all()):  # one comparison per chunk; NaN and inf fail it
+            return None
+        bad = bad_members(rows, self.first, self.blowup)
+        hit = bad.reshape(k, -1).any(1)
+        if not bool(hit.any()):
+            return None
+        r = int(hit.nonzero()[0, 0])
+        return self.t0 + r, bad[r], rows[r].clone()
+
+
+class Guarded:
+    """One :class:`mlp_backprop.Block` with its divergence guard (:class:`ChunkGuard`)."""
+
+    def __init__(self, block, eta, layer_lr, blowup, every: int = GUARD_EVERY):
+        self.b = block
+        self.scales = block.step_scales(eta, layer_lr)
+        self.guard = ChunkGuard(blowup, every)
+
+    @property
+    def first(self):
+        return self.guard.first
 
     def advance(self, t0: int, t1: int, check_t0: bool):
-        """Steps t0 → t1, guarding each step after t0 (and t0 when asked); returns (step, mask) at the first
-        divergence, else None with the (exact) forward pass at t1 cached."""
+        """Steps t0 → t1, guarding each step after t0 (and t0 when asked); returns (step, mask, losses) at the
+        first divergence, else None with the (exact) forward pass at t1 cached. The guard is read on the host
+        every :data:`GUARD_EVERY` steps and at t1."""
+        hit = None
         with torch.no_grad():
             for t in range(t0, t1 + 1):
                 if t == t1 and t > t0:
                     self.b.refresh()  # the forward pass at a segment's end is exact (no Gram updates)
                 if t > t0 or check_t0:
-                    bad = self.check()
-                    if bad is not None:
+                    hit = self.guard.note(t, self.b.loss())
+                    if hit is None and t == t1:
+                        hit = self.guard.read()
+                    if hit is not None:
                         self.b.flush()
-                        return t, bad
+                        return hit
                 if t < t1:
                     self.b.gd_step(self.scales)
             self.b.forward()
@@ -94,14 +145,15 @@ def _single_threaded_kernels(active: bool):
             torch.set_num_threads(n)
 
 
-def run(model, net, eta, layer_lr, steps, rec, observe, blowup) -> Trajectory:
+def run(model, net, eta, layer_lr, steps, rec, observe, blowup, guard_every: int = GUARD_EVERY) -> Trajectory:
     """:func:`theory.sim.train.gd` on ``net`` (:func:`mlp_backprop.build`) with rates ``eta`` (E,) and
-    ``layer_lr``; record set ``rec``."""
+    ``layer_lr``; record set ``rec``; the guard read every ``guard_every`` steps (:class:`ChunkGuard`)."""
     params = model.params
     E, dev = params[0].shape[0], params[0].device
     threads = torch.get_num_threads() if dev.type == "cpu" else 1
     ranges = block_ranges(net, E, dev, workers=threads)
-    blocks = [Guarded(mlp_backprop.Block(net, e0, e1), eta[e0:e1], layer_lr, blowup) for e0, e1 in ranges]
+    blocks = [Guarded(mlp_backprop.Block(net, e0, e1), eta[e0:e1], layer_lr, blowup, guard_every)
+              for e0, e1 in ranges]
     workers = min(threads, len(blocks))
     pool = ThreadPoolExecutor(workers) if workers > 1 else None
     traj, t0 = Trajectory(), 0
@@ -114,10 +166,10 @@ def run(model, net, eta, layer_lr, steps, rec, observe, blowup) -> Trajectory:
                 if found:
                     step = min(h[0] for h, _ in found)
                     idx, cur, first = [], [], []
-                    for (s, bad), g in found:
+                    for (s, bad, losses_s), g in found:
                         if s == step:
                             idx += (bad.nonzero().flatten() + g.b.e0).tolist()
-                            cur += g.b.loss()[bad].tolist()
+                            cur += losses_s[bad].tolist()
                             first += g.first[bad].tolist()
                     raise divergence_error(step, idx, cur, first)
                 if t1 in rec:

@@ -127,6 +127,26 @@ def member_bytes(net: Net, N: int) -> int:
     return size * (w + a)
 
 
+def gd_step_flops(E: int, N: int, dims, trained: int | None = None) -> int:
+    """Nominal FLOPs of one full-batch GD step of E bias-free nets with layer widths ``dims = [d, …, o]`` on N inputs,
+    the first ``trained`` layers trained (default all): per layer l (d_l → d_{l+1}) the forward product, the weight
+    gradient where trained and the input gradient above the first layer, 2·E·N·d_l·d_{l+1} each (what autograd
+    executes; the analytic engine's Gram updates do less when N < d). The size that
+    :func:`theory.device.place` reads (issue 33)."""
+    dims = [int(v) for v in dims]
+    if len(dims) < 2 or E < 1 or N < 1 or any(v < 1 for v in dims):
+        raise ValueError(f"gd_step_flops needs E, N >= 1 and at least two positive widths, got {E}, {N}, {dims}")
+    L = len(dims) - 1
+    trained = L if trained is None else int(trained)
+    return sum(2 * E * N * dims[l] * dims[l + 1] * (1 + (l < trained) + (l > 0)) for l in range(L))
+
+
+def step_flops(net: Net) -> int:
+    """:func:`gd_step_flops` of a :class:`Net` (its inputs' N; a Kou two-class net counts its 2m hidden units)."""
+    dims = [net.weights[0].shape[-1]] + [w.shape[1] for w in net.weights]
+    return gd_step_flops(net.E, net.X.shape[1], dims, net.trained)
+
+
 GRAM_REFRESH = 32
 """GD steps between exact recomputations of the first layer's pre-activations from W_0 (0: always exact), so
 that the rounding of the Gram updates cannot accumulate over a long run; the forward pass at every recorded

@@ -29,6 +29,7 @@ from ..errors import DivergenceError
 from . import gd_blocks, losses, mlp_backprop
 from .models import TwoClassNet, TwoLayerNet, check_inputs
 from .trajectory import Trajectory  # noqa: F401  (re-exported: train.Trajectory)
+from .trajectory import divergence_error
 from .trajectory import guard as _guard
 from ..device import draw_device
 
@@ -77,7 +78,8 @@ def _engine_net(engine: str, model, X, y, loss: str, *, shared_inputs: bool = Fa
 
 def gd(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
        record: Sequence[int] | None = None, observe: Callable | None = None,
-       layer_lr: Sequence[float] | None = None, blowup: float = 1e8, engine: str = "auto") -> Trajectory:
+       layer_lr: Sequence[float] | None = None, blowup: float = 1e8, engine: str = "auto",
+       guard_every: int = gd_blocks.GUARD_EVERY) -> Trajectory:
     """Run ``steps`` GD steps on ``model.params`` in place; return the recorded trajectory.
 
     ``observe(step, params, outputs)`` may return a dict of tensors stored at each
@@ -92,6 +94,11 @@ def gd(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
     activation, loss and labels, autograd otherwise. Both give the same iterates up to rounding
     (checks/core/test_fast_gd.py) and raise DivergenceError at the same step. After a DivergenceError the
     analytic engine may leave members at different steps.
+
+    Divergence (a member's loss not finite or above ``blowup`` × its initial loss) is checked at every step and
+    reported at the first diverging step, but read on the host only every ``guard_every`` steps and at every
+    recorded step (:class:`gd_blocks.ChunkGuard`: no host synchronisation per step on CUDA, issue 33); after a
+    DivergenceError the parameters may stand up to ``guard_every − 1`` steps past the reported one.
     """
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
@@ -104,24 +111,32 @@ def gd(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
     rec = set(geometric_grid(steps) if record is None else record)
     net = _engine_net(engine, model, X, y, loss)
     if net is not None:
-        return gd_blocks.run(model, net, eta, [float(k) for k in mult], steps, rec, observe, blowup)
-    return _gd_autograd(model, X, y, loss, eta, mult, steps, rec, observe, blowup)
+        return gd_blocks.run(model, net, eta, [float(k) for k in mult], steps, rec, observe, blowup, guard_every)
+    return _gd_autograd(model, X, y, loss, eta, mult, steps, rec, observe, blowup, guard_every)
 
 
-def _gd_autograd(model, X, y, loss, eta, mult, steps, rec, observe, blowup) -> Trajectory:
+def _raise_divergence(hit, first: torch.Tensor) -> None:
+    """DivergenceError for a :class:`gd_blocks.ChunkGuard` read ``(step, mask, losses)``."""
+    step, bad, cur = hit
+    raise divergence_error(step, bad.nonzero().flatten().tolist(), cur[bad].tolist(), first[bad].tolist())
+
+
+def _gd_autograd(model, X, y, loss, eta, mult, steps, rec, observe, blowup, guard_every) -> Trajectory:
     """:func:`gd` by torch.autograd on the sum of the members' losses."""
     params = model.params
     traj = Trajectory()
-    first = None
+    guard = gd_blocks.ChunkGuard(blowup, guard_every)
     for p in params:
         p.requires_grad_(True)
     try:
         for t in range(steps + 1):
             u = model.forward(X, params)
             cur = losses.loss(loss, u, y)
-            if first is None:
-                first = cur.detach()
-            _guard(t, cur.detach(), first, blowup)
+            hit = guard.note(t, cur.detach())
+            if hit is None and (t in rec or t == steps):
+                hit = guard.read()  # before anything is recorded or observed, and at the end
+            if hit is not None:
+                _raise_divergence(hit, guard.first)
             if t in rec:
                 traj._add(t, cur, observe(t, params, u.detach()) if observe else None)
             if t == steps:
@@ -346,45 +361,5 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
     return traj, state
 
 
-def gradient_flow(objective: Callable[[list], torch.Tensor], params: Sequence[torch.Tensor], t_eval,
-                  *, method: str = "DOP853", rtol: float = 1e-11, atol: float = 1e-12,
-                  max_norm: float | None = None):
-    """Integrate θ̇ = −∇J(θ) (J = ``objective(params)``, summed if it has an ensemble axis).
-
-    Returns ``(t, [param trajectories with a leading time axis], scipy result)``. With
-    ``max_norm`` the integration stops when ‖θ‖ reaches it (finite-time blow-up).
-    """
-    from scipy.integrate import solve_ivp
-
-    shapes = [p.shape for p in params]
-    sizes = [p.numel() for p in params]
-    dtype, dev = params[0].dtype, params[0].device
-
-    def unflat(v):
-        ts = torch.as_tensor(v, dtype=dtype, device=dev).split(sizes)
-        return [t.reshape(s).requires_grad_(True) for t, s in zip(ts, shapes)]
-
-    def rhs(_, v):
-        ps = unflat(v)
-        J = objective(ps).sum()
-        gs = torch.autograd.grad(J, ps)
-        out = -torch.cat([g.reshape(-1) for g in gs]).detach().cpu().numpy()
-        if not np.all(np.isfinite(out)):
-            raise DivergenceError("gradient flow right-hand side is not finite")
-        return out
-
-    events = None
-    if max_norm is not None:
-        def hit(_, v):
-            return float(np.linalg.norm(v) - max_norm)
-        hit.terminal = True
-        events = [hit]
-    v0 = torch.cat([p.detach().reshape(-1) for p in params]).cpu().numpy()
-    t_eval = np.asarray(t_eval, dtype=float)
-    sol = solve_ivp(rhs, (float(t_eval[0]), float(t_eval[-1])), v0, method=method, t_eval=t_eval,
-                    rtol=rtol, atol=atol, events=events)
-    if sol.status == -1:
-        raise DivergenceError(f"gradient flow integration failed: {sol.message}")
-    traj = [torch.as_tensor(sol.y[o:o + s].T, dtype=dtype, device=dev).reshape(-1, *sh)
-            for o, s, sh in zip(np.cumsum([0] + sizes[:-1]), sizes, shapes)]
-    return sol.t, traj, sol
+# Gradient flow lives in theory.sim.flow (with its evaluation/time budget); re-exported here.
+from .flow import FlowBudgetError, gradient_flow  # noqa: E402,F401
