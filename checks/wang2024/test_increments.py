@@ -40,7 +40,10 @@ def test_linear_increment_rank_one(record):
     f1 = float(((net.a.unsqueeze(-1) * net.W).sum(-2) - w).abs().max() / w.abs().max())
     ok = worst <= TOL and xt_max < 1 and f1 <= 1e-12
     record("holds" if ok else "violated", observed=worst, bound=TOL, tightness="max|autograd step − η a x̃ᵀ| / max|W|",
-           evidence="identity",
+           evidence="consistency",
+           **fw.inside({"linear model, a frozen": ("TwoLayerNet(linear), GD on W only", True),
+                        "labels in {0, 1}": (sorted(set(y.tolist())), set(y.tolist()) <= {0.0, 1.0}),
+                        **fw.assumption_52(X)}),
            table=[{"max ||x~||": xt_max, "F1 trajectory gap": f1}], config={"m": 64, "d": 50, "n": 500, "steps": 30})
     assert ok, (worst, xt_max, f1)
 
@@ -87,7 +90,9 @@ def test_relu_increment_rowwise(record):
     eq85 = float((step - eta * net.a.unsqueeze(-1) * pred).abs().max() / step.abs().max())  # relative to the step
     ok = worst <= TOL and (zeros > 0 or conv == 0.0)
     record("holds" if ok else "violated", observed=worst, bound=TOL, tightness="max|autograd step − η diag(a) X̃| / max|W|",
-           evidence="identity",
+           evidence="consistency",
+           **fw.inside({"σ differentiable a.e. (pre-activations exactly 0 over the run)": (zeros, True),
+                        "labels in {0, 1}": (sorted(set(y.tolist())), set(y.tolist()) <= {0.0, 1.0})}),
            table=[{"conventions max gap": conv, "exact zero pre-activations": zeros,
                    "Eq. (85) as printed (double a_r): relative error": eq85}],
            note="Eq. (85) double-counts a_r (its x̃_r already contains a_r, Eq. 84 multiplies again): the printed "
@@ -120,7 +125,9 @@ def test_relu_increment_eq85_as_printed(record):
     pattern = float((printed - net.a.unsqueeze(-1) * step).abs().max() / step.abs().max())  # printed = a_r · true
     ok = rel <= TOL
     record("holds" if ok else "expected-failure", observed=rel, bound=TOL, finding_type="" if ok else "typo",
-           evidence="identity", tightness="max|printed Eq. (84)–(85) step − autograd step| / max|step|",
+           evidence="test", tightness="max|printed Eq. (84)–(85) step − autograd step| / max|step|",
+           **fw.inside({"σ differentiable a.e. (ReLU, σ'(0) = 1)": ("pre-activations Gaussian, no exact 0", True),
+                        "labels in {0, 1}": (sorted(set(y.tolist())), set(y.tolist()) <= {0.0, 1.0})}),
            table=[{"m": m, "relative error of the printed increment": rel, "row-wise |a_r - 1|": [1 - m ** -0.5, 1 + m ** -0.5],
                    "max|printed - a_r * autograd| / max|step| (pattern)": pattern}],
            finding="" if ok else

@@ -117,7 +117,11 @@ def test_power_iteration_vs_svd(record, ctx):
     ctl = fw.opnorm_control(f, X[:20], ex)
     ok = (ctl["ok"] and sctl["ok"] and it_shift == 0 and worst_mono <= 4 * ULP and worst_over <= 4 * ULP
           and worst_ratio <= 1.0 and jvp_err <= 1e-8)
-    record("holds" if ok else "violated", observed=worst_ratio, bound=1.0, table=rows,
+    n_plateau = sum(c for _, c, _ in plateaus)
+    record("holds" if ok else "violated", observed=worst_ratio, bound=1.0, table=rows, evidence="test",
+           **fw.inside({"start u₀ ~ U([0,1]^d) has a component on the top right-singular vector":
+                        (f"with probability 1; stops on a plateau near σ₂ (u₀ almost ⊥ v₁) counted apart: {n_plateau}",
+                         True)}),
            tightness="max over converged samples (tol 1e-6, q<1/2) of error / (δ_last/((1−(σ₂/σ₁)⁴)(1−q)))",
            config={"N": N, "d": D, "ReLU layer": "m=30, q=0.25", "MLP": "20-40-30-10 He init"},
            series={f"error CDF {n} tol={t:g}": {"x": sorted(e.clamp_min(1e-17).tolist()),
@@ -177,6 +181,9 @@ def test_power_iteration_row_jacobian_exact(record, ctx):
     # a d-vector norm, a product and a division: ≲ (d/2 + 4) ulps in the worst case; use 64 ulps
     ok = worst <= 64 * ULP and max(iters) == 2
     record("holds" if ok else "violated", observed=worst, bound=64 * ULP, tightness="max |s₁ − ‖J‖|/‖J‖ after one iteration (1×d)",
+           evidence="consistency",
+           **fw.inside({"start has a component on the top right-singular vector (1×d: Ju ≠ 0)":
+                        ("u₀ ∈ (0,1]^d, J ≠ 0", True)}),
            table=[{"J_f(x) (N=200, d=20)": "row", "a^T (m=30)": "row", "max error": worst, "iterations": iters}])
     assert ok, (worst, iters)
 
@@ -286,7 +293,8 @@ def test_power_route_stops_by_algorithm2_rule(record):
                      "wrong rule (absolute change) stops at": wrong})
     observed = max(r["rel. error of returned estimate vs exact iterate"] for r in rows)
     rejected = any(distinguishes)  # the wrong rule stops elsewhere than the printed one on some start
-    record("holds" if ok else "violated", observed=observed, bound=1e-12, evidence="identity", table=rows,
+    record("holds" if ok else "violated", observed=observed, bound=1e-12, evidence="consistency", table=rows,
+           **fw.inside({"start has a component on the top right-singular vector": ("u₀ ∈ (0,1]^3 (all positive)", True)}),
            tightness="opnorm 'power' stops at the exact stop of the printed rule; its estimate vs that exact iterate",
            note="consistency check of the core's Algorithm 2 route at a Jacobian norm of 2^-30 (the rule is "
                 "scale-invariant; an absolute-change stop is not)")
