@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from fixtures import data
+from theory import data
 
 
 def dataset(name: str, ctx, generator=None):

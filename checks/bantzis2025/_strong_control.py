@@ -92,11 +92,12 @@ def _tail(M):
 
 def part_maxima(th, X):
     """(E, 3): max over layers of tail(W_ℓ), tail(Zσ_ℓ) (ℓ = 0..L−1) and ν_ℓ (ℓ = 1..L−1) — the search objective
-    only; reported values are recomputed with the reference :func:`ratios.ratios`."""
+    only; reported values are recomputed with the reference :func:`ratios.ratios`. ``X`` is (N, d) or one data set
+    per member, (E, N, d)."""
     Z, H = loc.layers(th, X)
     E = th[0].shape[0]
     tw = torch.stack([_tail(w) for w in th], 1).amax(1)
-    tz = torch.stack([_tail(z) for z in [X.expand(E, *X.shape)] + H[:-1]], 1).amax(1)
+    tz = torch.stack([_tail(z) for z in [X if X.dim() == 3 else X.expand(E, *X.shape)] + H[:-1]], 1).amax(1)
     nus = []
     for z, h in zip(Z[:-1], H[:-1]):
         den = (z ** 2).sum((-1, -2))
@@ -158,3 +159,91 @@ def sublevel_search(X, G, u, v, eps, L, width, starts, steps, gen, lr=3e-3, amp=
             for w, q in zip(th, retract(loc.to_sphere([w.detach() for w in th]), anchor, X, G, thr)):
                 w.copy_(q)
     return keep, sel, thr
+
+
+# --- Prop 3.3 as stated (at the optimum θ*), worst case over data ------------------------------------------------
+# The statement is about θ* = argmin Tr[GᵀY_θ(uvᵀ + X)], so its worst case is a search over the data (u, v ≥ 0,
+# ‖E‖_F = ε, G) of ratio(θ̂*)/B_3.3, with θ̂* re-optimized for every data set: a batched bilevel search. Data are
+# members of the ensemble axis (R restarts per data set), the optimum is found by normalized OPT-SPEED (angle steps),
+# the data take Adam steps on ratio(θ̂*)/B_3.3(s* upper end) at fixed θ̂*, then θ̂* is re-polished (warm).
+
+def batched_speed(th, X, G):
+    """−Tr[GᵀY_θ(X_e)] per member, X (E, N, d), G (E, N)."""
+    return -(loc.output(th, X).squeeze(-1) * G).sum(-1)
+
+
+def _angle_steps(th, X, G, etas):
+    L = len(th)
+    th = [w.detach() for w in th]
+    for eta in etas:
+        ps = [w.clone().requires_grad_(True) for w in th]
+        g = torch.autograd.grad(-batched_speed(ps, X, G).sum(), ps)
+        with torch.no_grad():
+            coef = loc.inner(g, th) / loc.sq_norm(th)
+            gT = [a - loc._bcast(coef, w) * w for a, w in zip(g, th)]
+            gn = torch.sqrt(loc.sq_norm(gT))
+            step = torch.where(gn > 0, float(eta) * math.sqrt(L) / gn.clamp_min(1e-300), torch.zeros_like(gn))
+            th = loc.to_sphere([w - loc._bcast(step, w) * a for w, a in zip(th, gT)])
+    return th
+
+
+def data_params(B, N, d, gen, dtype):
+    """Raw data parameters of B data sets: u = |pu|, v = |pv| (normalized), E = ε·pe/‖pe‖_F, G = pg, and the
+    fraction f of the non-vacuous range (ε = f·‖Gv‖‖u‖/(8‖G‖), so that B_3.3 < 1 at the upper end of s*)."""
+    def r(*shape):
+        return torch.randn(*shape, generator=gen, dtype=dtype, device=gen.device)
+    pu, pv, pe = r(B, d), r(B, N), r(B, N, d)
+    pv_ = pv.abs() / pv.abs().norm(dim=1, keepdim=True)
+    alpha = 0.2 + 0.8 * torch.rand(B, generator=gen, dtype=dtype, device=gen.device)
+    pg = -alpha[:, None] * pv_ + (1 - alpha[:, None]) * r(B, N) / math.sqrt(N)
+    f = torch.exp(torch.empty(B, dtype=dtype).uniform_(math.log(1e-2), math.log(0.9), generator=gen).to(gen.device))
+    return [pu, pv, pe, pg], f
+
+
+def make_data(raw, f):
+    """(u, v, eps, X_in (B, N, d) = v uᵀ + E, G (B, N), a = ‖Gv‖‖u‖, g = ‖G‖) from raw parameters."""
+    pu, pv, pe, pg = raw
+    u = pu.abs() / pu.abs().norm(dim=1, keepdim=True)
+    v = pv.abs() / pv.abs().norm(dim=1, keepdim=True)
+    g = pg.norm(dim=1)
+    a = (pg * v).sum(1).abs()
+    eps = f * a / (8 * g)
+    E = pe / pe.flatten(1).norm(dim=1).view(-1, 1, 1) * eps.view(-1, 1, 1)
+    X = v[:, :, None] * u[:, None, :] + E
+    return u, v, eps, X, pg, a, g
+
+
+def optimum_search(N, d, L, width, n_data, restarts, steps, rounds, polish, gen, dtype, lr=0.02):
+    """Bilevel search for the data maximizing ratio(θ̂*)/B_3.3(s* = a + gε) (smallest possible bound). Returns per data
+    set (final round and the best round): the data, θ̂* (best restart, in the sublevel set), the ratio and bound."""
+    raw, f = data_params(n_data, N, d, gen, dtype)
+    raw = [x.clone().requires_grad_(True) for x in raw]
+    opt = torch.optim.Adam(raw, lr=lr)
+    rep = lambda t: t.repeat_interleave(restarts, 0)                          # noqa: E731 (members of data set b)
+    dims = [d] + [width] * (L - 1) + [1]
+    th = loc.random_sphere(n_data * restarts, dims, generator=gen, dtype=dtype, device=gen.device)
+    with torch.no_grad():
+        u, v, eps, X, G, a, g = make_data(raw, f)
+    th = _angle_steps(th, rep(X), rep(G), torch.logspace(-1, -5, steps).tolist())
+    history = []
+    for k in range(rounds + 1):
+        with torch.no_grad():
+            u, v, eps, X, G, a, g = make_data(raw, f)
+            s = batched_speed(th, rep(X), rep(G)).view(n_data, restarts)
+            best = s.argmax(1)
+            idx = torch.arange(n_data, device=X.device) * restarts + best
+            pts = [w[idx] for w in th]
+        history.append({"u": u, "v": v, "eps": eps, "X": X, "G": G, "a": a, "g": g, "theta": pts,
+                        "speed": s.max(1).values, "in S": s.max(1).values >= a - g * eps})
+        if k == rounds:
+            break
+        # data step: ascend ratio(θ̂*)/B_3.3(a + gε) at fixed θ̂* (B_3.3 at the upper end is 8gε/a = f: constant in the data)
+        u, v, eps, X, G, a, g = make_data(raw, f)
+        obj = part_maxima(pts, X).amax(1) / f
+        opt.zero_grad()
+        (-obj.sum()).backward()
+        opt.step()
+        with torch.no_grad():
+            u, v, eps, X, G, a, g = make_data(raw, f)
+        th = _angle_steps(th, rep(X), rep(G), torch.logspace(-3, -6, polish).tolist())
+    return history, f

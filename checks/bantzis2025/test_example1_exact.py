@@ -38,6 +38,8 @@ def test_rank_two_direction_reaches_one_half_exactly(record):
     zeros_Z2 = [j + 1 for j in range(8) if Z[1][0, j] == 0]
     record("holds" if ok else "violated", observed=float(speed), bound=float(s1), ratio=float(speed / s1),
            covers=["(b) rank-two direction speed 1/2", "(b) ||W_l||_F = 1, total 3", "(c) rank two beats rank one"],
+           evidence="test", inside=True, inside_reason="Example 1: the 8 circle points, G_j = (−1)^j, depth 3, ‖θ‖² = 3, width ≥ 4 (exact)",
+           rejects="the printed W_3 = [1] with G_j = (−1)^j (speed −1/2: test_printed_weights_speed_sign)",
            tightness="s2/s1 = (1/2)/(√2−1) exactly", units="escape speed",
            config={"data": "unit circle N=8, exact sympy", "G": "(-1)^j", "W3": [-1]},
            table=[{"layer": l + 1, "‖W‖_F²": str(norms[l]), "rank": ranks[l]} for l in range(3)]
@@ -57,7 +59,7 @@ def test_printed_weights_speed_sign(record):
     speed = -ex.exact_L0(ex.rank_two_weights(w3=+1), X, G)
     assert speed == -sp.Rational(1, 2), speed       # size: exactly the sign of the claimed speed flipped
     record("expected-failure", observed=float(speed), bound=0.5, units="escape speed", reading="proof-step",
-           finding_type="typo", covers=["(b) rank-two direction speed 1/2"],
+           finding_type="typo", covers=["(b) rank-two direction speed 1/2"], evidence="test", inside=True, inside_reason="Example 1: the 8 circle points, G_j = (−1)^j, depth 3, ‖θ‖² = 3, width ≥ 4 (exact)",
            tightness="speed of the printed weights = −1/2 exactly (sympy): sign flipped, |speed| as claimed",
            config={"G": "(-1)^j", "W3": [1], "as printed": True},
            finding="With G_j=(−1)^j as printed, the Eq. (2) weights with W_3=[1] give −Tr[GᵀY] = −1/2 exactly "
@@ -89,8 +91,12 @@ def test_rank_one_speed_versus_angle(record, ctx):
     ok = err <= 1e-13 and abs(lhs.max() - (math.sqrt(2) - 1)) <= 1e-12 and dist <= 2 * np.pi / n
     k = slice(None, None, max(1, n // 2000))
     record("holds" if ok else "violated", observed=float(lhs.max()), bound=math.sqrt(2) - 1, ratio=float(lhs.max() / (math.sqrt(2) - 1)),
-           covers=["closed form of the speed", "maximum sqrt2-1 at multiples of pi/4"],
-           tightness=f"grid max |S|−Eq.6 error {err:.2e}", config={"grid": n},
+           covers=["closed form of the speed", "maximum sqrt2-1 at multiples of pi/4"], evidence="test",
+           worst_case=True, inside=True, inside_reason="the data and G of Example 1, width-one network, every φ",
+           figure_kind="slack",
+           rejects="a missing |·|, ξ mod π/2 and a maximum of 1/2 (test_eq6_check_rejects_wrong_versions)",
+           tightness=f"grid max |S|−Eq.6 error {err:.2e}; the identity is symbolic on ξ ∈ (0, π/4) and the "
+                     f"{n}-point grid covers every φ, so the maximum is the worst case", config={"grid": n},
            series={"rank-one speed |S(φ)|": {"x": phi[k].tolist(), "y": lhs[k].tolist(), "xlabel": "φ",
                                              "ylabel": "escape speed", "plot": "eq6"},
                    "Eq. 6": {"x": phi[k].tolist(), "y": r[k].tolist(), "xlabel": "φ", "ylabel": "escape speed",
@@ -148,7 +154,7 @@ def test_rank_two_direction_is_sharp_local_maximum(record, ctx, circle8):
     K = ctx.pick(quick=20_000, full=200_000)
     s0, rows, ok = _perturbation_test(rho, X, G, record.generator({"test": "local-max"}), K)
     record("holds" if ok else "violated", observed=max(r["max perturbed speed"] for r in rows), bound=s0, table=rows,
-           config={"perturbations": K}, covers=["(b) rank-two direction speed 1/2"],
+           config={"perturbations": K}, covers=["(b) rank-two direction speed 1/2"], evidence="test", inside=True, inside_reason="Example 1: the 8 circle points, G_j = (−1)^j, depth 3, ‖θ‖² = 3, width ≥ 4 (exact)",
            note="The speed drops under every perturbation (by ≥ "
                 f"{min(-r['max − s(ρ)'] for r in rows):.2g} at the smallest δ): a sharp (non-smooth) local maximum "
                 "of the speed on the sphere.")

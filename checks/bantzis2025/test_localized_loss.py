@@ -55,8 +55,9 @@ def test_forward_map_matches_definition(record, ctx):
     # sums of ≤ 6 products of O(1) numbers in float64
     ok = worst <= 1e-12 and all(r["P = Σ n_ℓ n_{ℓ−1}"] and r["‖θ‖² = Σ‖W_ℓ‖_F²"] and r["output has negative entries"]
                                 and r["−W_L gives −Y"] and r["ReLU on the output rejected"] for r in rows)
-    record("holds" if ok else "violated", observed=worst, bound=1e-12, table=rows, evidence="identity",
+    record("holds" if ok else "violated", observed=worst, bound=1e-12, table=rows, evidence="consistency",
            covers=["forward recursion", "no ReLU on the output", "P and ||theta||^2"],
+           inside=True, inside_reason="a definition: any shapes and weights (random here)",
            note="bias-free, σ = ReLU on hidden layers only, P = Σ n_ℓ n_{ℓ−1}, ‖θ‖² = Σ‖W_ℓ‖_F²; "
                 "a ReLU on the output would change the map (rejected).")
     assert ok, rows
@@ -87,7 +88,8 @@ def test_homogeneity_and_euler(record, ctx):
     # float64 products of ≤ 6 layers, relative to max(|L0|, 1e-3): ~1e-15
     ok = worst <= 1e-12 and wrong_min > 1e-2
     record("holds" if ok else "violated", observed=worst, bound=1e-12, table=rows, config={"θ per depth": E},
-           evidence="identity", covers=["homogeneity", "Euler identity"],
+           evidence="consistency", covers=["homogeneity", "Euler identity"],
+           inside=True, inside_reason="λ > 0 and random θ (off the ReLU kinks almost surely, where L0 is differentiable)",
            note="L0(λθ) = λ^L L0(θ), ∇L0(λθ) = λ^{L−1}∇L0(θ), ⟨θ,∇L0⟩ = L·L0 and ⟨W_ℓ,∇_{W_ℓ}L0⟩ = L0 "
                 f"(relative to max(|L0|, 1e-3)); degree L−1 rejected (median error ≥ {wrong_min:.2g}).")
     assert ok, (worst, wrong_min)
@@ -157,7 +159,9 @@ def test_first_order_expansion_remainder(record, ctx):
     ok = all(r["ok"] for r in rows)
     rejected = all(r["wrong versions rejected"] for r in rows)
     record("holds" if ok else "violated", observed=max(abs(r["logistic remainder exponent"] - 2 * r["L"]) for r in rows),
-           evidence="identity", covers=["first-order remainder O(||Y||^2)"],
+           evidence="consistency", covers=["first-order remainder O(||Y||^2)"],
+           inside=True, inside_reason="C twice differentiable at 0 (squared and logistic losses), G = ∇C(0); along θ → αθ "
+                                      "the ReLU pattern is fixed",
            bound=max(r["tol (arithmetic)"] for r in rows), table=rows,
            tightness="|fitted exponent − 2L| vs the O(Y⁴) slope shift 2L·max Y²/12 (+1e-5)",
            note="L(θ) = C(0) + L0(θ) + O(‖Y_θ‖²): exact ½‖Y‖² for the squared loss; fitted exponent 2L for the "
@@ -214,8 +218,10 @@ def test_exact_escape_directions_and_balance(record, ctx):
     # exact interior directions: residuals are float64 rounding (~1e-16)
     ok = worst <= 1e-13
     rejected = float(rr.min()) > 1e-2
-    record("holds" if ok else "violated", observed=worst, bound=1e-13, table=rows, evidence="identity",
+    record("holds" if ok else "violated", observed=worst, bound=1e-13, table=rows, evidence="consistency",
            covers=["escape-direction equation", "derived balance identities"],
+           inside=True, inside_reason="classical (interior, off-kink) escape directions on the radius-√L sphere: the "
+                                      "gradient exists at ρ (Def. 2.1)",
            config={"(X, G) draws until one has a direction": draws},
            note=f"{len(dirs)} exact interior escape directions (width one): ∇L0(ρ) = −sρ to 1e-16, ‖W_ℓ‖_F² = 1, "
                 f"neuron balance, s̄ = L^(−L/2)s; random sphere points give residual ≥ {float(rr.min()):.2f}.")
@@ -237,8 +243,8 @@ def test_example1_points_and_solver_outputs(record, ctx, circle8):
     # (residual ~1e-16 ≤ 1e-13), the rank-two one is not (only a Clarke-type critical point)
     ok = (abs(float(s2) - 0.5) < 1e-15 and abs(float(s1) - (math.sqrt(2) - 1)) < 1e-15 and float(res1) < 1e-13
           and float(res2) > 0.5)
-    record("holds" if ok else "violated", observed=float(res1), bound=1e-13, evidence="identity",
-           covers=["Example 1 points"],
+    record("holds" if ok else "violated", observed=float(res1), bound=1e-13, evidence="consistency",
+           covers=["Example 1 points"], inside=True, inside_reason="Example 1's data and points, ‖θ‖² = 3 (exact)",
            table=[{"point": "rank-one φ=0", "speed": float(s1), "residual": float(res1)},
                   {"point": "rank-two Eq. (2), W_3=−1", "speed": float(s2), "residual": float(res2)},
                   {"point": "OPT-SPEED best (width 4)", "speed": float(opt.speeds[i]), "residual": float(opt.residual[i]),
@@ -277,7 +283,8 @@ def test_bad_input_is_rejected(record, ctx, circle8):
             msgs[name] = str(e)[:80]
     raised = sum(v is not None for v in msgs.values())
     ok = raised == len(cases)
-    record("holds" if ok else "violated", observed=raised, bound=len(cases), evidence="identity",
+    record("holds" if ok else "violated", observed=raised, bound=len(cases), evidence="consistency",
+           inside=True, inside_reason="a check of the code's input validation (no hypothesis of the paper)",
            table=[{"input": k, "error": v or "NO ValueError"} for k, v in msgs.items()],
            note="bad input raises a ValueError naming the problem")
     assert ok, msgs

@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from fixtures import data
+from theory import data
 from theory.papers.bantzis2025 import localized as loc
 from theory.papers.bantzis2025.ratios import ratios
 from theory.sim.heun import heun_flow
@@ -65,7 +65,10 @@ def test_weak_balancedness_is_conserved(record, ctx):
     assert moving >= 2, f"only {moving} of {E} members moved > 1e-2 by t = 3: no evidence either way"
     ok = conv and not_cons
     record("holds" if ok else "violated", observed=dn[-1], bound=ff.intercept, table=rows,
-           covers=["(3) weak balancedness conserved"],
+           covers=["(3) weak balancedness conserved"], evidence="test",
+           rejects="full matrix balancedness conserved: its drift has a non-zero dt → 0 limit (99% CI)",
+           inside=True, inside_reason=f"gradient flow (Heun, dt → 0) of a bias-free ReLU net on an MSE loss; {moving} of "
+                                      f"{E} members moved > 1e-2 at every dt",
            config={"depth": 4, "width": 5, "init std": 0.5, "horizon": 3.0, "loss": "MSE", "dt grid": dts, "members": E,
                    "members moved > 1e-2": moving},
            tightness=f"per-neuron drift ∝ dt^{fn.exponent:.2f} (99% CI {fn.ci[0]:.2f}..{fn.ci[1]:.2f}); full-matrix drift "
@@ -105,7 +108,8 @@ def test_conjectures_evidence(record, ctx):
                         f"{deep_max(pt):.2g}" + (f" (perturbed to {pt['before']:.2g} before polishing)"
                                                  if math.isfinite(pt["before"]) else "") for pt in pts if pt["L"] > 3)
     record("not-applicable", observed=max(p["speed"] for p in pts), bound=None, table=rows,
-           covers=["(1)-(2) conjectures"],
+           covers=["(1)-(2) conjectures"], evidence="consistency",
+           inside="unknown", inside_reason="conjectures without precise hypotheses; the points are solver outputs",
            note="Conjectures (1) large width finds the optimum — evidence in fig-2 (success fraction vs width); "
                 f"(2) finitely many high-rank layers then rank-one identity-like layers — on the circle data: {summary}. "
                 "The converse (rank-one tails ⇒ s*(L) = s*(L_0)) and (4) BN-rank incremental learning are not "

@@ -126,7 +126,10 @@ def test_A5_sublevel_worst_case(record, ctx):
     ok = worst <= 1 + 1e-12 and pin_err <= SC.PIN_TOL
     lim = max(r["ratio / B_A5"] for r in rows if "ratio / B_A5" in r)
     record("holds" if ok else "violated", observed=worst, bound=1.0, reading="proof-step", table=rows,
-           covers=list(SC.PARTS),
+           covers=list(SC.PARTS), evidence="test", worst_case=True,
+           inside=True, inside_reason="every θ judged is in the sublevel set S (−Tr[GᵀY_θ(X_in)] ≥ ‖Gv‖‖u‖ − ‖G‖ε and "
+                                      "‖θ‖² ≤ L, checked per point), u, v > 0 entrywise, ‖E‖_F = ε: the events step "
+                                      "(iii) of A.5's proof invokes",
            config={"L": L, "width": WIDTH, "N": N, "d": D, "family (α, ε)": FAMILY, "search starts per part": starts,
                    "search steps": steps, "optimizer": "Adam lr 3e-3 + sphere + retraction into S"},
            tightness=f"largest ratio / B_A5 over S: tail(W_ℓ) {found['tail(W_l)']:.3f}, ν_ℓ {found['nu_l']:.3f} "
@@ -162,6 +165,7 @@ def test_A5_halved_bound_rejected(record, ctx):
 
 
 @pytest.mark.claim("bantzis2025/prop-3.3")
+@pytest.mark.claim("bantzis2025/prop-A.5")
 def test_prop33_worst_case_and_exact_bound(record, ctx):
     """Prop 3.3 on data whose s* is certified exactly (s* = α + ε: the rank-one network reaches A.5's upper bound).
     As stated (at the optimum): the certified optimum has every ratio ≈ 0 — B_3.3 is loose there without limit.
@@ -169,7 +173,7 @@ def test_prop33_worst_case_and_exact_bound(record, ctx):
     1/(2(1+ρ)²) of B_3.3(s*), so the printed constant 8 is about 2× loose even over S (a constant 4 would not be
     violated by any point found). The value of B_3.3 is therefore pinned: against its exact rational evaluation at
     every configuration, and through the measured ratio, which must equal the closed form 1/(2(1+ρ)²)."""
-    gen = record.generator({"test": "A.5 worst case"})
+    gen = record.generator({"test": "A.5 worst case"}, claim="bantzis2025/prop-3.3")
     fam = _family_points(ctx, gen)
     rows, pins, at_opt, sub = [], [], [], []
     for f in fam:
@@ -188,18 +192,28 @@ def test_prop33_worst_case_and_exact_bound(record, ctx):
     pin_err = max(pins)
     ok_opt = max(at_opt) <= 1
     worst_row = max(rows, key=lambda r: r["ratio/B_3.3 at the optimum"])      # observed and bound of one row
-    record("holds" if ok_opt else "violated", observed=worst_row["max ratio at the certified optimum"],
-           bound=worst_row["B_3.3(s*)"], covers=["tail(W_l)", "tail(Zsigma_l)", "nu_l"], table=rows,
-           finding_type="loose",
-           config={"L": L, "width": WIDTH, "family (α, ε)": FAMILY, "data": "rank-one X_in, G almost ⊥ v (see module)"},
-           tightness=f"at certified optima every ratio ≤ {max(at_opt):.1e}·B_3.3(s*) (loose without limit); over the "
-                     f"sublevel set the worst found is {max(sub):.3f}·B_3.3 (≈ 1/2: the constant 8 is 2× loose there)",
-           note="s* is certified exactly (lower = upper bound to 1e-12), so θ* is a certified optimum and B_3.3(s*) is "
-                "exact. The statement holds there trivially (ratios 0); see the proof-step record for the worst case "
-                "over S.")
+    # as stated, at certified optima (the only points where θ = θ* is known): on a non-negative rank-one input every
+    # optimum is a rank-one chain with Z = Zσ (‖f(u)‖ ≤ Π‖W_ℓ‖_op‖u‖ ≤ Π‖W_ℓ‖_F‖u‖ with equality only so), ratios 0
+    cert = dict(observed=worst_row["max ratio at the certified optimum"], bound=worst_row["B_3.3(s*)"],
+                covers=["tail(W_l)", "tail(Zsigma_l)", "nu_l"], table=rows, finding_type="loose", evidence="test",
+                inside=True, inside_reason=(f"θ* certified: the rank-one network reaches the upper bound ‖Gv‖‖u‖ + ‖G‖ε "
+                                            f"on s* (A.5 (i)–(ii)) to {max(abs(f['s_up'] - f['s_lo']) / f['s_up'] for f in fam):.1e}; "
+                                            "u, v > 0, ‖E‖_F = ε, ‖θ‖² = L"),
+                config={"L": L, "width": WIDTH, "family (α, ε)": FAMILY,
+                        "data": "rank-one X_in, G almost ⊥ v (see module)"},
+                tightness=f"at certified optima every ratio ≤ {max(at_opt):.1e}·B_3.3(s*) (loose without limit); over "
+                          f"the sublevel set the worst found is {max(sub):.3f}·B_3.3 (≈ 1/2: the constant 8 is 2× loose there)",
+                note="s* is certified exactly (lower = upper bound to 1e-12), so θ* is a certified optimum and B_3.3(s*) is "
+                     "exact. The statement holds there trivially (ratios 0); the worst case over data at solver optima "
+                     "is in test_prop33_as_stated_worst_case_over_data (optimality not certified there), the worst "
+                     "case over S in the proof-step record.")
+    record("holds" if ok_opt else "violated", claim="bantzis2025/prop-3.3", **cert)
+    record("holds" if ok_opt else "violated", claim="bantzis2025/prop-A.5", **cert)
     ok_sub = max(sub) <= 1 and pin_err <= SC.PIN_TOL
-    record("holds" if ok_sub else "violated", observed=max(sub), bound=1.0, reading="proof-step", table=rows,
-           finding_type="loose",
+    record("holds" if ok_sub else "violated", claim="bantzis2025/prop-3.3", observed=max(sub), bound=1.0,
+           reading="proof-step", table=rows, finding_type="loose", evidence="test",
+           inside=True, inside_reason="every θ judged is in the sublevel set S (checked per point), s* certified "
+                                      "exactly, u, v > 0, ‖E‖_F = ε",
            tightness=f"worst ratio/B_3.3(s*) over S found {max(sub):.4f} = 1/(2(1+ρ)²) (closed form to 1e-9); "
                      f"B_3.3 equals its exact rational evaluation to {pin_err:.1e}",
            note="B_3.3 applied to every θ of the sublevel set (the proof gives ratio ≤ B_A5 ≤ B_3.3 there). The "
@@ -236,3 +250,52 @@ def test_prop33_wrong_constants_rejected(record, ctx):
                 "to a measurement: the printed constant is ~2× loose), rejected by the exact pin and the closed form; "
                 f"8 → 2: violated over S (ratio {max(r['measured ratio over S'] for r in r2):.3f}).")
     assert rejected, rows
+
+
+@pytest.mark.claim("bantzis2025/prop-3.3")
+@pytest.mark.claim("bantzis2025/prop-A.5")
+def test_prop33_as_stated_worst_case_over_data(record, ctx):
+    """Prop 3.3 (= Prop A.5's statement) as stated, at θ*, judged at the worst data found: a batched bilevel search
+    (``_strong_control.optimum_search``) over u, v ≥ 0, E with ‖E‖_F = ε and G, ε anywhere in the non-vacuous range
+    (B_3.3 < 1 at the upper end of s*), with θ̂* re-optimized (normalized OPT-SPEED, restarts on the ensemble axis)
+    for every data set; observed = max over data sets and rounds of every ratio at θ̂* (reference SVD) over
+    B_3.3(s* = ‖Gv‖‖u‖ + ‖G‖ε), the smallest value the bound can take. Only θ̂* in the sublevel set S are judged. θ̂* is
+    a solver point, not a certified optimum: the record is shown beside the verdict (inside "unknown"); at certified
+    optima (test_prop33_worst_case_and_exact_bound) every ratio is 0."""
+    gen = record.generator({"test": "3.3 worst case over data"}, claim="bantzis2025/prop-3.3")
+    n_data, restarts = ctx.pick(quick=24, full=256), ctx.pick(quick=8, full=64)
+    steps, rounds, polish = ctx.pick(quick=400, full=3000), ctx.pick(quick=6, full=30), ctx.pick(quick=100, full=500)
+    hist, f = SC.optimum_search(N, D, L, WIDTH, n_data, restarts, steps, rounds, polish, gen, ctx.dtype, lr=0.1)
+    best, rows, judged = 0.0, [], 0
+    for k, h in enumerate(hist):
+        vals = []
+        for b in range(n_data):
+            if not bool(h["in S"][b]):
+                continue
+            th = [w[b:b + 1] for w in h["theta"]]
+            # the events of the proof on this point: ‖θ‖² = L, u, v ≥ 0, ‖E‖_F = ε
+            assert abs(float(loc.sq_norm(th)) - L) <= 1e-9 * L and float(h["u"][b].min()) >= 0 and float(h["v"][b].min()) >= 0
+            vals.append(float(_ref_parts(th, h["X"][b]).max()) / float(f[b]))
+        judged += len(vals)
+        if vals:
+            best = max(best, max(vals))
+        rows.append({"round": k, "data sets with θ̂* in S (judged)": len(vals), "of": n_data,
+                     "max ratio / B_3.3": max(vals) if vals else None,
+                     "median ratio / B_3.3": float(torch.tensor(vals).median()) if vals else None})
+    assert rows[0]["data sets with θ̂* in S (judged)"] >= n_data // 2, rows
+    ok = best <= 1
+    cfg = {"L": L, "width": WIDTH, "N": N, "d": D, "data sets": n_data, "restarts per data set": restarts,
+           "solver steps": steps, "rounds (data step + re-polish)": rounds, "polish steps": polish,
+           "ε": "f·‖Gv‖‖u‖/(8‖G‖), f log-uniform in [0.01, 0.9] (B_3.3 at the upper end of s* equals f)"}
+    common = dict(observed=best, bound=1.0, table=rows, evidence="test", worst_case=True, finding_type="loose",
+                  covers=list(SC.PARTS), config=cfg,
+                  inside="unknown", inside_reason="θ̂* is a solver point in the sublevel set S (checked), not a certified "
+                                                  "global optimum; u, v ≥ 0, ‖E‖_F = ε and ‖θ‖² = L checked",
+                  tightness=f"max over data and rounds of ratio(θ̂*)/B_3.3 at the smallest possible bound: {best:.2e} "
+                            f"({judged} judged points): the printed bound is loose by ~{1 / max(best, 1e-300):.0f}× at "
+                            "solver optima",
+                  note="At θ* the ratios come from the perturbation at second order while B_3.3 is first order in ε; no "
+                       "measurement at an optimum can see the constant 8 (the proof-step records over S pin it).")
+    record("holds" if ok else "violated", claim="bantzis2025/prop-3.3", **common)
+    record("holds" if ok else "violated", claim="bantzis2025/prop-A.5", **common)
+    assert ok, rows

@@ -9,11 +9,17 @@ Step: g = ∇L0(θ) (autograd, σ'(0)=0), g_T = g − ⟨g,θ⟩θ/‖θ‖², �
 Schedule: phase A, geometric η from 0.05 to 0.002; phase B ("polish"), 0.002 to 1e-5; both
 multiplied by 10/(‖X‖_F‖G‖_F) (the catalog's values are for ‖X‖‖G‖ ≈ 10).
 
+Normalized variant (``normalized=True``, the cold-start depth chain of ``prop-3.2``): the step is an angle,
+θ ← θ − η_t √L g_T/‖g_T‖, with η_t geometric from 0.1 to 1e-5 rad (:func:`angle_schedule`). At a random deep
+init the gradient is tiny (the output shrinks like a product of L operator norms < 1), so a step proportional to
+the gradient barely moves; an angle step does not depend on the gradient's size.
+
 Every final speed ŝ_r = −L0(θ_r) is *achieved* by a point of the sphere, so max_r ŝ_r is a
 certified lower bound on s*(L) — never an estimate of s* itself.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -68,16 +74,24 @@ def schedule(steps_a: int, steps_b: int, scale: float = 1.0) -> np.ndarray:
     return np.concatenate([a, b]) * scale
 
 
+def angle_schedule(steps: int, start: float = 0.1, end: float = 1e-5) -> np.ndarray:
+    """Geometric angle steps (radians) of the normalized variant, ``start`` → ``end`` over ``steps``."""
+    if not isinstance(steps, int) or steps < 1 or not 0 < end <= start:
+        raise ValueError(f"angle_schedule needs steps >= 1 and 0 < end <= start, got {steps}, {start}, {end}")
+    return np.geomspace(start, end, steps)
+
+
 def opt_speed(X: torch.Tensor, G: torch.Tensor, depth: int, *, width: int | None = None,
               widths: Sequence[int] | None = None, restarts: int = 32, steps_a: int = 750, steps_b: int = 750,
               generator=None, balanced_init: bool = True, init: Sequence[torch.Tensor] | None = None,
-              lr: np.ndarray | None = None, snapshots: int = 0) -> SpeedResult:
+              lr: np.ndarray | None = None, snapshots: int = 0, normalized: bool = False) -> SpeedResult:
     """Run OPT-SPEED on (X, G) at ``depth`` L ≥ 2.
 
     ``width`` (uniform hidden width) or ``widths`` (a list: ``restarts`` members for each width,
     padded to the largest). ``init`` warm-starts from given weights (E members, any point; it is
     projected to the sphere). ``lr`` overrides the schedule. ``snapshots`` > 0 keeps that
-    many (step, speeds) pairs for plotting.
+    many (step, speeds) pairs for plotting. ``normalized`` takes angle steps η_t·√L·g_T/‖g_T‖ (``lr`` is then the
+    angle schedule, default :func:`angle_schedule` over ``steps_a + steps_b`` steps); members with g_T = 0 stay put.
     """
     Gm = loc.check_data(X, G)
     if not isinstance(depth, int) or depth < 2:
@@ -109,7 +123,8 @@ def opt_speed(X: torch.Tensor, G: torch.Tensor, depth: int, *, width: int | None
         if not balanced_init:
             params = loc.to_sphere(params)
     if lr is None:
-        lr = schedule(steps_a, steps_b, 10.0 / float(X.norm() * Gm.norm()))
+        lr = angle_schedule(steps_a + steps_b) if normalized else schedule(steps_a, steps_b,
+                                                                            10.0 / float(X.norm() * Gm.norm()))
     lr = np.asarray(lr, float)
     keep = set(np.unique(np.linspace(0, len(lr), snapshots).astype(int)).tolist()) if snapshots else set()
     history = []
@@ -123,6 +138,9 @@ def opt_speed(X: torch.Tensor, G: torch.Tensor, depth: int, *, width: int | None
             coef = loc.inner(g, params) / loc.sq_norm(params)
             gT = [a - loc._bcast(coef, w) * w for a, w in zip(g, params)]
             step = torch.full_like(coef, float(eta))
+            if normalized:
+                gn = torch.sqrt(loc.sq_norm(gT))
+                step = torch.where(gn > 0, step * math.sqrt(depth) / gn.clamp_min(1e-300), torch.zeros_like(step))
             params = loc.to_sphere([w - loc._bcast(step, w) * a for w, a in zip(params, gT)])
     s, res = loc.def21_residual(params, X, Gm)
     bal = (loc.layer_sq_norms(params) - 1).abs().amax(1)
