@@ -21,12 +21,8 @@ API_MODULES = ("theory.sim.activations", "theory.sim.ball", "theory.sim.extrapol
 # the command modules' plumbing: their usage is the module docstring and --help
 CLI_PLUMBING = {"register", "run"}
 # Names still without an example or with undocumented arguments, each to be removed from this list when done
-# (the test fails both ways). theory/records.py and train.py's GD loops were other workers' files in issue 34.
-PENDING = {
-    "theory.sim.train.HiddenState", "theory.sim.train.adam", "theory.sim.train.gd", "theory.sim.train.gd_hidden",
-    "theory.sim.train.geometric_grid", "theory.sim.train.hidden_readout", "theory.sim.train.minibatch",
-    "theory.sim.train.sgd",
-}
+# (the test fails both ways).
+PENDING: set[str] = set()
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
@@ -102,7 +98,7 @@ def test_the_examples_run(name, capsys):
     res = runner.summarize(verbose=False)
     capsys.readouterr()
     assert res.failed == 0, "".join(report)
-    assert res.attempted > 0 or name in ("theory.sim.train",), f"{name} has no example"
+    assert res.attempted > 0, f"{name} has no example"
 
 
 @pytest.mark.e2e  # the whole reference (8 s on 2 busy cores): with --e2e, as CI runs it

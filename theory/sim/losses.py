@@ -6,8 +6,12 @@
 - ``cross_entropy``: class indices y ∈ {0..K−1} (int64), outputs (E, N, K), ℓ = logsumexp(u) − u_y
   (the multi-class experiments of Wang et al. Sec. 6).
 Each returns per-network losses of shape (E,). ``derivative`` gives ∂ℓ/∂u per sample.
+The labels are checked (ValueError naming the loss's label set) once per labels tensor and version, not at every
+call: a training loop that passes the same labels at every step reads them on the host once (issue 33).
 """
 from __future__ import annotations
+
+import weakref
 
 import torch
 import torch.nn.functional as F
@@ -15,19 +19,66 @@ import torch.nn.functional as F
 NAMES = ("logistic", "bce", "squared", "cross_entropy")
 
 
+class _CheckedOnce:
+    """Tensors whose contents passed a check, remembered by identity and version counter (issue 33).
+
+    A loop that passes the same tensor at every step (GD's labels and inputs) then reads it on the host once, not
+    once per step (each read is a host synchronisation on CUDA); a new tensor, or one changed in place since (its
+    ``_version`` moved), is checked again. A change that bypasses the version counter (through ``.data`` or a
+    NumPy view) is not seen, and inference tensors (no version counter) are checked every time. Entries go with
+    their tensors (weak references). Shared with :func:`theory.sim.models.check_inputs`."""
+
+    def __init__(self):
+        self._seen: dict[int, tuple] = {}
+
+    @staticmethod
+    def _version(t):
+        try:
+            return t._version
+        except (RuntimeError, AttributeError):  # inference tensors, non-tensors: no version to trust
+            return None
+
+    def hit(self, t, key) -> bool:
+        """Whether ``t``, unchanged, passed the check ``key``."""
+        e = self._seen.get(id(t))
+        return e is not None and e[0]() is t and e[1] == key and self._version(t) == e[2]
+
+    def add(self, t, key) -> None:
+        """Remember that ``t`` passed the check ``key`` at its current version."""
+        v = self._version(t)
+        if v is None:
+            return
+        i, seen = id(t), self._seen
+        try:
+            ref = weakref.ref(t, lambda _r, i=i, seen=seen: seen.pop(i, None))
+        except TypeError:
+            return
+        seen[i] = (ref, key, v)
+
+
+_LABELS_OK = _CheckedOnce()
+
+
 def _check(name: str, u: torch.Tensor, y: torch.Tensor) -> None:
+    """The loss name and the labels, with clear errors. Shapes are host metadata, checked at every call; the
+    label values (a host read) once per labels tensor and version (:class:`_CheckedOnce`)."""
     if name not in NAMES:
         raise ValueError(f"unknown loss {name!r}: choose one of {NAMES}")
+    if name == "cross_entropy" and (u.dim() != 3 or y.dtype != torch.long or y.shape != u.shape[1:2]):
+        raise ValueError(f"cross_entropy needs outputs (E, N, K) and int64 class indices (N,), got "
+                         f"{tuple(u.shape)} and {y.dtype} {tuple(y.shape)}")
+    if name == "squared":
+        return
+    key = (name, u.shape[-1] if name == "cross_entropy" else None)
+    if _LABELS_OK.hit(y, key):
+        return
     if name == "logistic" and not bool(torch.all((y == 1) | (y == -1))):
         raise ValueError("logistic loss needs labels in {-1, +1}")
     if name == "bce" and not bool(torch.all((y == 0) | (y == 1))):
         raise ValueError("bce loss needs labels in {0, 1}")
-    if name == "cross_entropy":
-        if u.dim() != 3 or y.dtype != torch.long or y.shape != u.shape[1:2]:
-            raise ValueError(f"cross_entropy needs outputs (E, N, K) and int64 class indices (N,), got "
-                             f"{tuple(u.shape)} and {y.dtype} {tuple(y.shape)}")
-        if bool(((y < 0) | (y >= u.shape[-1])).any()):
-            raise ValueError(f"cross_entropy class indices must lie in 0..{u.shape[-1] - 1}")
+    if name == "cross_entropy" and bool(((y < 0) | (y >= u.shape[-1])).any()):
+        raise ValueError(f"cross_entropy class indices must lie in 0..{u.shape[-1] - 1}")
+    _LABELS_OK.add(y, key)
 
 
 def per_sample(name: str, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -21,6 +21,7 @@ import torch
 
 from ..device import DEFAULT_DTYPE, get_device
 from . import activations as acts
+from .losses import _CheckedOnce
 from ..device import draw
 
 
@@ -30,6 +31,9 @@ def _positive_int(name: str, v) -> int:
     return int(v)
 
 
+_FINITE = _CheckedOnce()  # inputs whose finiteness was read (issue 33)
+
+
 def check_inputs(X: torch.Tensor, E: int, d: int) -> torch.Tensor:
     """Validate X as (N, d) or (E, N, d) and finite; return it as (E|1, N, d).
 
@@ -37,7 +41,10 @@ def check_inputs(X: torch.Tensor, E: int, d: int) -> torch.Tensor:
         X: inputs, (N, d) shared by the E members or (E, N, d) one set per member.
         E: the ensemble size; d: the input dimension.
 
-    Raises ValueError naming the expected shapes, or NaN/inf.
+    Raises ValueError naming the expected shapes, or NaN/inf. The shape is checked at every call; finiteness
+    (a host read, a synchronisation on CUDA) once per tensor and version: the same ``X`` passed again unchanged,
+    as GD's loop passes it to every forward pass, is not read again (issue 33; a change in place is seen, one
+    through ``.data`` or a NumPy view is not).
 
     >>> import torch
     >>> check_inputs(torch.zeros(4, 3, dtype=torch.float64), E=2, d=3).shape
@@ -45,16 +52,20 @@ def check_inputs(X: torch.Tensor, E: int, d: int) -> torch.Tensor:
     """
     if not isinstance(X, torch.Tensor):
         raise ValueError(f"X must be a torch.Tensor, got {type(X).__name__}")
+    given = X
     if X.dim() == 2:
         X = X.unsqueeze(0)
     if X.dim() != 3 or X.shape[-1] != d or X.shape[0] not in (1, E):
         raise ValueError(f"X has shape {tuple(X.shape)}; expected (N, {d}) or ({E}, N, {d})")
+    if _FINITE.hit(given, "finite"):
+        return X
     try:
         finite = bool(torch.isfinite(X).all())
     except RuntimeError:  # inside torch.func.vmap a data-dependent check is not allowed; checked outside
-        finite = True
+        return X
     if not finite:
         raise ValueError("X contains NaN or inf")
+    _FINITE.add(given, "finite")
     return X
 
 

@@ -35,7 +35,23 @@ from ..device import draw_device
 
 
 def geometric_grid(T: int, points: int = 40, *, start: int = 1, include_zero: bool = True) -> list[int]:
-    """Sorted unique integer times, geometrically spaced from ``start`` to ``T`` (both kept)."""
+    """Sorted unique integer times, geometrically spaced from ``start`` to ``T`` (both kept): the default record
+    grid of :func:`gd` (``geometric_grid(steps)``), :func:`gd_hidden` and :func:`minibatch` (in epochs).
+
+    Args:
+        T: the last time (an integer >= 0; ``T = 0`` gives ``[0]``).
+        points: how many geometrically spaced points to draw (>= 2, default 40) before rounding to integers and
+            removing duplicates, so fewer may come back when ``T`` is small.
+        start: the first positive time (>= 1, default 1).
+        include_zero: also keep time 0 (default True: the initial state is recorded).
+
+    Raises ValueError for T < 0, points < 2 or start < 1.
+
+    >>> geometric_grid(100, 5)
+    [0, 1, 3, 10, 32, 100]
+    >>> geometric_grid(1000, 4, start=10, include_zero=False)
+    [10, 46, 215, 1000]
+    """
     if T < 0 or points < 2 or start < 1:
         raise ValueError(f"geometric_grid needs T>=0, points>=2, start>=1 (got {T}, {points}, {start})")
     if T == 0:
@@ -80,10 +96,39 @@ def gd(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
        record: Sequence[int] | None = None, observe: Callable | None = None,
        layer_lr: Sequence[float] | None = None, blowup: float = 1e8, engine: str = "auto",
        guard_every: int = gd_blocks.GUARD_EVERY) -> Trajectory:
-    """Run ``steps`` GD steps on ``model.params`` in place; return the recorded trajectory.
+    """Run ``steps`` full-batch GD steps on ``model.params`` in place; return the recorded :class:`Trajectory`.
 
-    ``observe(step, params, outputs)`` may return a dict of tensors stored at each
-    recorded step. ``layer_lr`` multiplies the rate of each parameter (Zhu et al. Lemma 3).
+    Each member e of the ensemble takes θ_e ← θ_e − η_e k_l ∇_{θ_e} J_e with J_e the mean over the N samples of
+    the per-sample loss (the members are independent: the summed loss gives each its own gradient).
+
+    Args:
+        model: a batched model of :mod:`theory.sim.models` (``TwoLayerNet``, ``TwoClassNet``, ``DeepMLP``) or any
+            object with ``params`` (tensors with a leading ensemble axis E, trained in place) and
+            ``forward(X, params)`` giving outputs (E, N) or (E, N, o).
+        X: inputs, (N, d) shared by the members or (E, N, d) one set per member; checked for shape and NaN/inf.
+        y: targets, (N,) shared or (E, N) per member ((N, o) / (E, N, o) for vector outputs; int64 class
+            indices (N,) for ``cross_entropy``).
+        loss: a name of :data:`theory.sim.losses.NAMES`: ``"logistic"`` (y ∈ {±1}, log(1 + e^{−yu})), ``"bce"``
+            (y ∈ {0, 1}), ``"squared"`` (the mean over samples of ½(u − y)², no factor 2 in the gradient: u − y),
+            ``"cross_entropy"`` (outputs (E, N, K)). Labels outside the loss's range raise ValueError.
+        lr: the learning rate η: a positive scalar, or one per member (a sequence or tensor of shape (E,)).
+        steps: the number of GD steps T (an integer >= 0); the parameters end at step T.
+        record: the steps 0..T at which the loss (and ``observe``) is kept, in any order; steps outside 0..T are
+            ignored; default :func:`geometric_grid` (``steps``) (40 geometric points with 0 and T).
+        observe: ``observe(step, params, outputs)``, called at each recorded step after its loss, with the
+            model's parameters (requiring grad, grad mode on: it may differentiate ``model.forward(X, params)``)
+            and the outputs (E, N[, o]) at that step. It returns None or a dict ``{name: value}``; tensor values
+            are detached, copied and stored, read back with ``traj.stacked(name)`` (one row per recorded step).
+        layer_lr: one rate multiplier k_l per entry of ``model.params`` (Zhu et al. Lemma 3); default all 1.
+        blowup: a member diverges when its loss is not finite or above ``blowup`` × its loss at step 0 (0: only
+            non-finite losses count); default 1e8.
+        engine: ``"auto"``, ``"analytic"`` or ``"autograd"`` (below).
+        guard_every: steps between two host reads of the divergence guard (default
+            :data:`theory.sim.gd_blocks.GUARD_EVERY` = 64; below).
+
+    Raises :class:`theory.errors.DivergenceError` (a ValueError) naming the first diverging step, the diverging
+    members there, their losses and their initial losses, instead of returning numbers from a diverged run;
+    ValueError on bad arguments (shapes, labels, rates, engine).
 
     ``engine``: ``"analytic"`` runs the closed-form backward pass of the bias-free models
     (:mod:`theory.sim.mlp_backprop`: in-place updates, no gradient tensors, first-layer pre-activations
@@ -98,7 +143,24 @@ def gd(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: int,
     Divergence (a member's loss not finite or above ``blowup`` × its initial loss) is checked at every step and
     reported at the first diverging step, but read on the host only every ``guard_every`` steps and at every
     recorded step (:class:`gd_blocks.ChunkGuard`: no host synchronisation per step on CUDA, issue 33); after a
-    DivergenceError the parameters may stand up to ``guard_every − 1`` steps past the reported one.
+    DivergenceError the parameters may stand up to ``guard_every − 1`` steps past the reported one. The inputs and
+    labels are checked once (:func:`theory.sim.models.check_inputs`, :func:`theory.sim.losses.loss` remember a
+    tensor that passed), so over T steps the host is read about T / ``guard_every`` + len(``record``) times
+    (checks/core/test_host_syncs.py).
+
+    >>> import torch
+    >>> from theory.sim import models
+    >>> net = models.DeepMLP.init(2, [3, 8, 1], act="tanh", generator=torch.Generator().manual_seed(0), device="cpu")
+    >>> X, y = torch.eye(3, dtype=torch.float64), torch.tensor([1.0, -1.0, 0.5], dtype=torch.float64)
+    >>> traj = gd(net, X, y, loss="squared", lr=[0.1, 0.2], steps=50, record=[0, 50])
+    >>> traj.steps, tuple(traj.loss_tensor().shape)  # (recorded steps, members)
+    ([0, 50], (2, 2))
+    >>> bool((traj.loss_tensor()[1] < traj.loss_tensor()[0]).all())
+    True
+    >>> gd(net, X, 100 * y, loss="squared", lr=50.0, steps=100)
+    Traceback (most recent call last):
+    ...
+    theory.errors.DivergenceError: GD diverged at step ...: loss of ensemble members [0, 1] is ...
     """
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
@@ -155,12 +217,44 @@ OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
 
 
 def adam(model, X: torch.Tensor, y: torch.Tensor, **kw) -> Trajectory:
-    """Minibatch Adam (Wang et al. Sec. 6, ResNet/WRN runs): :func:`minibatch` with ``optimizer="adam"``."""
+    """Minibatch Adam (Wang et al. Sec. 6, ResNet/WRN runs): :func:`minibatch` with ``optimizer="adam"``.
+
+    Args:
+        model, X, y: as in :func:`minibatch` (inputs (N, d) shared by the members, targets (N,)).
+        **kw: the keyword arguments of :func:`minibatch` other than ``optimizer``: ``loss``, ``lr``, ``epochs``,
+            ``batch`` (required), ``generator``, ``record``, ``observe``, ``blowup``, ``engine``.
+
+    >>> import torch
+    >>> from theory.sim import models
+    >>> net = models.DeepMLP.init(2, [3, 8, 1], act="tanh", generator=torch.Generator().manual_seed(0), device="cpu")
+    >>> X, y = torch.eye(3, dtype=torch.float64), torch.tensor([1.0, -1.0, 0.5], dtype=torch.float64)
+    >>> traj = adam(net, X, y, loss="squared", lr=0.01, epochs=5, batch=2, generator=torch.Generator().manual_seed(1),
+    ...             record=[0, 5])
+    >>> traj.steps, tuple(traj.loss_tensor().shape)  # (recorded epochs, members)
+    ([0, 5], (2, 2))
+    """
     return minibatch(model, X, y, optimizer="adam", **kw)
 
 
 def sgd(model, X: torch.Tensor, y: torch.Tensor, **kw) -> Trajectory:
-    """Minibatch SGD (Wang et al. Sec. 6: 50 epochs, batch 512, lr 0.003): :func:`minibatch` with ``optimizer="sgd"``."""
+    """Minibatch SGD (Wang et al. Sec. 6: 50 epochs, batch 512, lr 0.003): :func:`minibatch` with ``optimizer="sgd"``
+    (torch.optim.SGD: no momentum, no weight decay).
+
+    Args:
+        model, X, y: as in :func:`minibatch` (inputs (N, d) shared by the members, targets (N,)).
+        **kw: the keyword arguments of :func:`minibatch` other than ``optimizer``: ``loss``, ``lr``, ``epochs``,
+            ``batch`` (required), ``generator``, ``record``, ``observe``, ``blowup``, ``engine``.
+
+    >>> import torch
+    >>> from theory.sim import models
+    >>> net = models.TwoClassNet.init(3, 4, 5, sigma0=0.1, act="relu", generator=torch.Generator().manual_seed(0),
+    ...                               device="cpu")
+    >>> X = torch.randn(8, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    >>> y = torch.tensor([1.0, -1.0] * 4, dtype=torch.float64)
+    >>> traj = sgd(net, X, y, loss="logistic", lr=0.1, epochs=3, batch=4, generator=torch.Generator().manual_seed(2))
+    >>> traj.steps
+    [0, 1, 2, 3]
+    """
     return minibatch(model, X, y, optimizer="sgd", **kw)
 
 
@@ -192,7 +286,27 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
               batch: int, generator: torch.Generator | None = None, record: Sequence[int] | None = None,
               observe: Callable | None = None, blowup: float = 1e8, engine: str = "auto") -> Trajectory:
     """Minibatch ``optimizer`` ("adam" or "sgd", torch's defaults otherwise) on ``model.params`` in place,
-    ``epochs`` passes over shuffled batches of ``batch``.
+    ``epochs`` passes over shuffled batches of ``batch``; returns the :class:`Trajectory` recorded per epoch.
+
+    Args:
+        model: a batched model, as in :func:`gd`.
+        X: inputs (N, d), shared by the members (per-member inputs are not supported here).
+        y: targets (N,) (or (N, o); int64 class indices for ``cross_entropy``), shared by the members.
+        optimizer: ``"adam"`` (torch.optim.Adam) or ``"sgd"`` (torch.optim.SGD), with torch's defaults but ``lr``.
+        loss: a loss name, as in :func:`gd` (``"squared"``: the mean over the batch of ½(u − y)²).
+        lr: the learning rate, one positive number for all members.
+        epochs: the number of passes over the data (an integer >= 0).
+        batch: the batch size (a positive integer; the last batch of an epoch may be smaller).
+        generator: the torch.Generator that draws each epoch's order (one permutation shared by the members);
+            default torch's global generator.
+        record: the epochs 0..``epochs`` at which the full-data loss (and ``observe``) is kept; default
+            :func:`geometric_grid` (``epochs``).
+        observe: ``observe(epoch, params, outputs)`` at each recorded epoch, outputs the full-data outputs
+            (E, N[, o]); returns None or a dict of values to store, as in :func:`gd`.
+        blowup: the divergence threshold, as in :func:`gd` (checked on the full-data loss at every epoch).
+        engine: ``"auto"``, ``"analytic"`` or ``"autograd"``, as in :func:`gd`.
+
+    Raises DivergenceError naming the epoch and members, ValueError on bad arguments.
 
     The E members share the batch order; their losses are summed, so each member gets its own gradient and,
     both optimizers being elementwise, its own optimizer state. Records the full-data loss, its outputs
@@ -200,6 +314,14 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
     ``observe(epoch, params, outputs)``) at the ``record`` epochs (default: a geometric grid); divergence
     raises DivergenceError. ``engine`` as in :func:`gd`: the analytic one (inputs (N, d)) writes the
     gradients into buffers allocated once and leaves the update to the torch optimizer.
+
+    >>> import torch
+    >>> from theory.sim import models
+    >>> net = models.DeepMLP.init(2, [3, 8, 1], act="tanh", generator=torch.Generator().manual_seed(0), device="cpu")
+    >>> X, y = torch.eye(3, dtype=torch.float64), torch.tensor([1.0, -1.0, 0.5], dtype=torch.float64)
+    >>> traj = minibatch(net, X, y, optimizer="sgd", loss="squared", lr=0.1, epochs=4, batch=3, record=[0, 4])
+    >>> bool((traj.loss_tensor()[1] < traj.loss_tensor()[0]).all())
+    True
     """
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}: choose one of {sorted(OPTIMIZERS)}")
@@ -247,7 +369,22 @@ def minibatch(model, X: torch.Tensor, y: torch.Tensor, *, optimizer: str, loss: 
 
 
 def hidden_readout(model):
-    """(W as (E, H, d), readout c as (E, H)) so that f(x) = Σ_h c_h σ(⟨w_h, x⟩)."""
+    """(W as (E, H, d), readout c as (E, H)) so that f(x) = Σ_h c_h σ(⟨w_h, x⟩): the two-layer view that
+    :func:`gd_hidden` trains.
+
+    Args:
+        model: a :class:`~theory.sim.models.TwoLayerNet` (W (E, m, d), c = a, H = m) or a
+            :class:`~theory.sim.models.TwoClassNet` (W (E, 2, m, d) viewed as (E, 2m, d), c = +1/m on the first m
+            rows and −1/m on the last m: f = F₊₁ − F₋₁, Kou et al. Def. 3.1); ValueError for any other model.
+
+    >>> import torch
+    >>> from theory.sim import models
+    >>> net = models.TwoClassNet.init(2, 4, 6, sigma0=0.1, act="relu", generator=torch.Generator().manual_seed(0),
+    ...                               device="cpu")
+    >>> W, c = hidden_readout(net)
+    >>> tuple(W.shape), c[0].tolist()
+    ((2, 8, 6), [0.25, 0.25, 0.25, 0.25, -0.25, -0.25, -0.25, -0.25])
+    """
     if isinstance(model, TwoLayerNet):
         return model.W, model.a
     if isinstance(model, TwoClassNet):
@@ -264,6 +401,22 @@ class HiddenState:
     :func:`gd_hidden` keeps C and Z as (E, H, N) views of contiguous (E, N, H) storage: its hot
     update Zᵀ = Z(0)ᵀ + G Cᵀ is then one batched GEMM with a long inner row (2–3× faster on CPU than in
     the (E, H, N) layout); a state built by hand in any layout is converted on entry. ``X`` is (1 | E, N, d).
+
+    Fields: ``C`` the coefficients (E, H, N) with W(t) = W(0) + C(t) X; ``Z`` the pre-activations W(t) Xᵀ (E, H, N);
+    ``W0`` the first-layer weights W(0) (E, H, d); ``X`` the inputs (1 | E, N, d). Pass the state returned by one
+    :func:`gd_hidden` call as its ``state`` to continue the run.
+
+    >>> import torch
+    >>> from theory.sim import models
+    >>> net = models.TwoClassNet.init(2, 4, 6, sigma0=0.1, act="relu", generator=torch.Generator().manual_seed(0),
+    ...                               device="cpu")
+    >>> X = torch.randn(4, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    >>> _, state = gd_hidden(net, X, torch.tensor([1.0, -1.0, 1.0, -1.0], dtype=torch.float64), loss="logistic",
+    ...                      lr=0.5, steps=20)
+    >>> tuple(state.C.shape), tuple(state.Z.shape), tuple(state.weights().shape)
+    ((2, 8, 4), (2, 8, 4), (2, 8, 6))
+    >>> torch.allclose(state.Z, state.weights() @ X.T)  # Z = W Xᵀ
+    True
     """
 
     C: torch.Tensor
@@ -308,6 +461,36 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
     previous run (then step numbers continue from 0 of this call). With
     ``write_back`` the model's W is set to W(T) at the end. Divergence is checked every
     ``guard_every`` steps and at every recorded step.
+
+    Args:
+        model: a :class:`~theory.sim.models.TwoLayerNet` or :class:`~theory.sim.models.TwoClassNet`
+            (:func:`hidden_readout`); only its first layer W is trained.
+        X: inputs (N, d) or (E, N, d), as above; checked for shape and NaN/inf.
+        y: labels (N,) or (E, N).
+        loss: a loss name of :data:`theory.sim.losses.NAMES` with scalar outputs (``"logistic"``, ``"bce"``,
+            ``"squared"`` = the mean of ½(u − y)²), as in :func:`gd`.
+        lr: the rate η, a positive scalar or one per member (E,).
+        steps: the number of steps T (an integer >= 0).
+        record: steps 0..T whose loss (and ``observe``) is kept; default :func:`geometric_grid` (``steps``).
+        observe: ``observe(step, state, outputs)`` at recorded steps: the :class:`HiddenState` and the outputs
+            (E, N); returns None or a dict of values to store, as in :func:`gd`.
+        state: a :class:`HiddenState` to resume from (default: a fresh one at the model's W).
+        blowup: the divergence threshold, as in :func:`gd`; a divergence raises DivergenceError.
+        write_back: set the model's W to W(T) at the end (default True).
+        guard_every: steps between divergence checks (default 100; each reads the host).
+        every: ``every(step, state, outputs)`` at every step, its return value ignored (above).
+
+    >>> import torch
+    >>> from theory.sim import models
+    >>> net = models.TwoClassNet.init(2, 4, 6, sigma0=0.1, act="leaky_relu", gamma=0.1,
+    ...                               generator=torch.Generator().manual_seed(0), device="cpu")
+    >>> X = torch.randn(4, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    >>> y = torch.tensor([1.0, -1.0, 1.0, -1.0], dtype=torch.float64)
+    >>> traj, state = gd_hidden(net, X, y, loss="logistic", lr=0.5, steps=20, record=[0, 20])
+    >>> traj.steps, bool((traj.loss_tensor()[1] < traj.loss_tensor()[0]).all())
+    ([0, 20], True)
+    >>> torch.equal(net.W.reshape(2, 8, 6), state.weights())  # write_back: the model holds W(T)
+    True
     """
     W0, c = hidden_readout(model)
     E, H, d = W0.shape
