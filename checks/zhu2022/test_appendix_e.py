@@ -24,6 +24,7 @@ from theory.papers.zhu2022 import lazy
 from theory.papers.zhu2022 import schemes
 from theory.sim.models import DeepMLP
 from theory.sim.train import gd
+from theory.device import draw
 
 
 E6_ALPHA = 0.01  # level of each one-sided test of the TOST equivalence test (per depth)
@@ -80,6 +81,7 @@ def test_e6_ntk_vs_he_similar(ctx, record):
     # the largest |CI end|/δ_L is 0.855 and the companion 'LeCun ≈ He' keeps ≥ 2.5 (rejected).
     cfg = {**fz.LAZY, **ctx.pick(quick={"pair_seeds": 10}, full={"pair_seeds": 20, "n": 100, "n_test": 1000, "steps": 3000})}
     items = tuple(sorted(cfg.items()))
+    fz.declare_ntk_he_pairs(depths, widths, cfg, ctx.dtype)  # its peak (the step-size Lanczos) for `theory plan`
     table, res, lrs, ctl = [], {}, {"He": [], "LeCun": [], "NTK": []}, torch.zeros(2, dtype=torch.float64, device="cpu")
     for L in depths:
         r, rl, dev = [], [], []
@@ -171,7 +173,7 @@ def test_e1_lazy_vs_non_lazy_accuracy_digits(ctx, record):
     X, t = real.digits(device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
     gen = record.generator({"t": "E1"})
-    perm = torch.randperm(len(t), generator=gen, device=ctx.device)
+    perm = draw(torch.randperm, len(t), generator=gen, device=ctx.device)
     n_tr, m, L, E, steps, A = (ctx.size(1200, floor=100), ctx.size(256, floor=16), 3, ctx.size(8, floor=3),
                                ctx.size(4000, floor=100), 20.0)  # ctx.size: shrunk in a smoke run only; η per member
     tr_idx, te_idx = perm[:n_tr], perm[n_tr:]

@@ -15,6 +15,7 @@ from theory.sim import losses
 from theory.sim.models import DeepMLP
 from theory.sim.train import gd
 from theory.stats import fit_power
+from theory.device import draw
 
 L, D, M, N, T = 4, 10, 32, 50, 2.0
 ETAS = [0.04, 0.02, 0.01, 0.005, 0.0025]
@@ -22,9 +23,9 @@ ETAS = [0.04, 0.02, 0.01, 0.005, 0.0025]
 
 def _run(ctx, gen, act="relu", alpha=1.0):
     """All η on the ensemble axis (same init), stepped to K = T/η_min; norms and gradients at every step."""
-    X = torch.randn(N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
-    y = torch.randn(N, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    y = draw(torch.randn, N, generator=gen, dtype=ctx.dtype, device=ctx.device)
     one = DeepMLP.init(1, [D, M, M, M, 1], stds=schemes.stds("he", D, M, L), act=act, alpha=alpha,
                        generator=gen, device=ctx.device)
     E = len(ETAS)
@@ -94,8 +95,8 @@ def test_balance_needs_homogeneity(ctx, record, act):
     """Negative control: a non-homogeneous activation breaks Euler's identity (⟨W_l, G_l⟩ unequal across l),
     so the same check rejects the balance claim there."""
     gen = record.generator({"act": act})
-    X = torch.randn(N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
-    y = torch.randn(N, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    y = draw(torch.randn, N, generator=gen, dtype=ctx.dtype, device=ctx.device)
     net = DeepMLP.init(1, [D, M, M, M, 1], stds="he", act=act, generator=gen, device=ctx.device)
     ps = [p.requires_grad_(True) for p in net.params]
     gs = torch.autograd.grad(losses.loss("squared", net.forward(X, ps), y).sum(), ps)
@@ -114,8 +115,8 @@ def test_per_neuron_balance(ctx, record):
     exactly η²(‖row_j(G_l)‖² − ‖col_j(G_{l+1})‖²) (per-unit Euler identity ⟨row_j W_l, row_j G_l⟩ = ⟨col_j W_{l+1},
     col_j G_{l+1}⟩). Mutation: pairing unit j's row with unit j+1's column breaks it."""
     gen = record.generator({"t": "per-neuron"})
-    X = torch.randn(N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
-    y = torch.randn(N, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    y = draw(torch.randn, N, generator=gen, dtype=ctx.dtype, device=ctx.device)
     net = DeepMLP.init(2, [D, M, M, M, 1], stds="he", generator=gen, device=ctx.device)
     eta = 0.03
     ps = [p.clone().requires_grad_(True) for p in net.params]

@@ -11,6 +11,7 @@ from scipy import stats as st
 from fixtures.controls import control_text, input_grad_control
 from theory.papers.zhu2022 import perturbation as pt
 from theory.papers.zhu2022 import schemes
+from theory.device import draw
 
 
 # Family-wise level of the per-layer χ² variance tests of one network (Bonferroni over layers; for the one decision "some
@@ -102,7 +103,7 @@ def test_ntk_parameterisation_same_function_as_he(ctx, record):
     d, m, L, E, N = 10, 64, 4, 8, 50
     he = schemes.build(E, d, m, L, 1, "he", generator=record.generator({"t": "ntk"}), device=ctx.device)
     ntk = schemes.build(E, d, m, L, 1, "ntk", generator=record.generator({"t": "ntk"}), device=ctx.device)
-    X = torch.randn(N, d, generator=record.generator({"t": "x"}), dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, N, d, generator=record.generator({"t": "x"}), dtype=ctx.dtype, device=ctx.device)
     f1, f2 = he(X), ntk(X)
     err = float((f1 - f2).abs().max() / f1.abs().max())
     lecun = schemes.build(E, d, m, L, 1, "lecun", generator=record.generator({"t": "ntk"}), device=ctx.device)
@@ -140,7 +141,7 @@ def test_ball_sampling_identities(ctx, record, d):
     N, eps = 200_000, 0.3
     gen = record.generator({"d": d})
     u = pt.sample_ball((N,), d, eps, generator=gen, dtype=ctx.dtype, device=ctx.device)
-    g = torch.randn(d, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    g = draw(torch.randn, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     zc = _z_crit(3)
     rows = []
 
@@ -177,7 +178,7 @@ def test_stability_closed_form_matches_monte_carlo(ctx, record):
     d, m, L, E, N, K, eps = 10, 32, 3, 4, 200, 64, 0.1
     gen = record.generator({"t": "closed"})
     net = schemes.build(E, d, m, L, 1, "he", generator=gen, device=ctx.device)
-    X = torch.randn(N, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, N, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
     grads = pt.input_grads(net, X)
     closed = pt.stability_scalar(grads, eps)  # (E,)

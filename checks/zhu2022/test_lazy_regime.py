@@ -25,6 +25,7 @@ from theory.papers.zhu2022 import lazy
 from theory.papers.zhu2022 import perturbation as pt
 from theory.papers.zhu2022 import schemes
 from theory.stats import fit_power
+from theory.device import draw
 
 TREND_ALPHA = 0.01  # family-wise false-alarm rate of each group of trend tests (Bonferroni inside the group)
 RATIO_ALPHA = 2.5e-4  # family-wise level of the Welch lower bounds of dev(m)/dev(m_fit) (Bonferroni over the rows):
@@ -118,12 +119,15 @@ def test_init_term_bounds_stability_at_init(ctx, record):
     d, E, N, eps = 10, ctx.pick(quick=48, full=400), ctx.pick(quick=128, full=1000), 0.1
     widths, depths = ctx.pick(quick=(64, 256), full=(64, 256, 1024)), ctx.pick(quick=(2, 3, 4, 6, 8), full=(2, 3, 4, 6, 8, 10))
     gen = record.generator({"t": "init"})
-    X = torch.randn(N, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, N, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
     rows, worst = [], 0.0
     for m in widths:
         for L in depths:
             for s in INIT_SCHEMES:
+                # the previous cell's net goes before the next is built: two nets of the full profile's m = 1024,
+                # L = 10 cell (E = 400: 25 GiB each) made this test's peak 53 GiB on an H200 (issue 33)
+                net = grads = None
                 net = schemes.build(E, d, m, L, 1, s, generator=gen, device=ctx.device)
                 grads = pt.input_grads(net, X)
                 P0 = float(pt.stability_scalar(grads, eps).mean()) / eps

@@ -17,6 +17,7 @@ from theory.papers.zhu2022 import perturbation as pt
 from theory.papers.zhu2022 import schemes
 from theory.sim.models import DeepMLP
 from theory.stats import mean_ci
+from theory.device import draw
 
 # family-wise false-alarm 1e-4 over the 4 cases (Bonferroni, two-sided): z = 4.21. The asserted mutations keep
 # |z| ≥ 8 at these sample sizes (the d = 20 case needs E = 2400 networks: its 'stated bound as equality' mutation,
@@ -48,7 +49,7 @@ def _mc(ctx, gen, d, m, o, L, scheme, E, N):
 
 def _mc_chunk(ctx, gen, d, m, o, L, scheme, E, N):
     net = schemes.build(E, d, m, L, o, scheme, generator=gen, device=ctx.device)
-    X = torch.randn(E, N, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, E, N, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     X = X / X.norm(dim=-1, keepdim=True)
     U = pt.sample_ball((E, N), d, EPS, generator=gen, dtype=ctx.dtype, device=ctx.device)
     ts = pt.masked_products(net, X, U)

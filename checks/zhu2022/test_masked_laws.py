@@ -11,6 +11,7 @@ import torch
 from scipy import stats as st
 
 from theory.papers.zhu2022 import masked
+from theory.device import draw
 
 # False-alarm rate per claim family (Bonferroni-split below). Issue 35: 1e-4 (was 1e-3). For the decision "some test of
 # the family rejects" Holm rejects exactly when Bonferroni does, so the split costs nothing; the wrong laws of the power
@@ -21,11 +22,11 @@ P_DIM, SIGMA, N1 = 10, 0.7, 50_000
 
 
 def _geometries(gen, dtype, device):
-    h1 = torch.randn(P_DIM, generator=gen, dtype=dtype, device=device)
-    r = torch.randn(P_DIM, generator=gen, dtype=dtype, device=device)
+    h1 = draw(torch.randn, P_DIM, generator=gen, dtype=dtype, device=device)
+    r = draw(torch.randn, P_DIM, generator=gen, dtype=dtype, device=device)
     perp = r - (r @ h1) / (h1 @ h1) * h1
     return h1, {"random": r, "h1": h1.clone(), "-h1": -h1, "perp": perp,
-                "h1+tiny": h1 + 1e-6 * torch.randn(P_DIM, generator=gen, dtype=dtype, device=device)}
+                "h1+tiny": h1 + 1e-6 * draw(torch.randn, P_DIM, generator=gen, dtype=dtype, device=device)}
 
 
 # Lemma 1: per geometry three tests are asserted (atom binomial, χ²(1) KS, two-sample KS): Bonferroni over 5 × 3 = 15.
@@ -79,8 +80,8 @@ def test_lemma1_tests_have_power(ctx, record, wrong):
         X, _Y = masked.lemma1_samples(N1, h1, geos["random"], SIGMA, generator=gen)
         X = X.cpu().numpy()
         if wrong == "atom 0.48":  # the law with Bernoulli(0.52) thinning, s (w'h1)^2: atom 0.48
-            w = torch.randn(N1, P_DIM, generator=gen, dtype=ctx.dtype, device=ctx.device) * SIGMA
-            s = (torch.rand(N1, generator=gen, dtype=ctx.dtype, device=ctx.device) < 0.52).to(ctx.dtype)
+            w = draw(torch.randn, N1, P_DIM, generator=gen, dtype=ctx.dtype, device=ctx.device) * SIGMA
+            s = (draw(torch.rand, N1, generator=gen, dtype=ctx.dtype, device=ctx.device) < 0.52).to(ctx.dtype)
             X = (s * (w @ h1) ** 2).cpu().numpy()
             r = lemma1_tests(X, X, scale)
         else:  # the claimed χ²(1) scale is σ²‖h1‖²; test against a 10% wrong scale
@@ -116,8 +117,8 @@ def test_lemma2_chi2_binomial_mixture(ctx, record):
     rows = []
     for q, p in LEM2_CASES:
         gen = record.generator({"q": q, "p": p})
-        h1 = torch.randn(p, generator=gen, dtype=ctx.dtype, device=ctx.device)
-        h2 = torch.randn(p, generator=gen, dtype=ctx.dtype, device=ctx.device)
+        h1 = draw(torch.randn, p, generator=gen, dtype=ctx.dtype, device=ctx.device)
+        h2 = draw(torch.randn, p, generator=gen, dtype=ctx.dtype, device=ctx.device)
         T = masked.lemma2_samples(N, q, h1, h2, generator=gen).cpu().numpy()
         rows.append({"q": q, "p": p, **lemma2_tests(T, q)})
     pmin = min(min(r["p_atom"], r["p_ks"], r["p_mean"]) for r in rows)

@@ -16,6 +16,7 @@ from theory.papers.zhu2022 import nonlazy
 from theory.papers.zhu2022 import schemes
 from theory.sim.models import DeepMLP
 from theory.sim.train import gd, geometric_grid
+from theory.device import draw
 
 L, M, D, N = 3, 16, 5, 10
 INIT_SCALE = 0.05
@@ -26,9 +27,9 @@ def _betas():
 
 
 def _train(ctx, gen, alpha, E, steps, lr0=0.05):
-    X = torch.randn(N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
-    y = 1 + torch.rand(N, generator=gen, dtype=ctx.dtype, device=ctx.device)  # targets in [1, 2], y_1 ≥ 1
+    y = 1 + draw(torch.rand, N, generator=gen, dtype=ctx.dtype, device=ctx.device)  # targets in [1, 2], y_1 ≥ 1
     net = DeepMLP.init(E, [D, M, M, 1], stds=_betas(), alpha=1 / alpha, generator=gen, device=ctx.device)
     w0 = [w.clone() for w in net.weights]
     # Lemma 3: α-scaled GD with rate η α^{2/L} has the dynamics of the α = 1 net from init W(0)/α^{1/L}

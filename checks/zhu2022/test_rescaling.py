@@ -13,6 +13,7 @@ from theory.errors import DivergenceError
 from theory.papers.zhu2022 import schemes
 from theory.sim.models import DeepMLP
 from theory.sim.train import gd
+from theory.device import draw
 
 L, D, M, O, N, STEPS, ETA = 4, 8, 16, 2, 20, 200, 0.05
 # Identity tolerance: c = 0.5 is a power of two (exact); for c = 3 every step adds a few ulp per entry
@@ -22,8 +23,8 @@ TOL = 1e-10
 
 
 def _data(gen, ctx):
-    X = torch.randn(N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
-    return X / X.norm(dim=1, keepdim=True), torch.randn(N, O, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, N, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    return X / X.norm(dim=1, keepdim=True), draw(torch.randn, N, O, generator=gen, dtype=ctx.dtype, device=ctx.device)
 
 
 def _run(model, X, y, lr, layer_lr=None):

@@ -16,6 +16,7 @@ from theory.papers.zhu2022 import two_layer as tl
 from theory.sim.ntk import layer_kernels
 from theory.sim.train import gd
 from theory.stats import failure_rate_test, fit_power
+from theory.device import draw
 
 from ._references import k_reference
 
@@ -26,8 +27,8 @@ MC_ALPHA = 1e-4
 
 
 def _data(gen, ctx, n=N, d=D):
-    X = torch.randn(n, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
-    return X / X.norm(dim=1, keepdim=True), torch.randn(n, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, n, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    return X / X.norm(dim=1, keepdim=True), draw(torch.randn, n, generator=gen, dtype=ctx.dtype, device=ctx.device)
 
 
 def _H_direct(net, X, alpha):
@@ -58,8 +59,8 @@ def test_kernels_match_definitions_and_limit(ctx, record):
     chunk = 200_000  # bounded memory: (chunk, n, n) per pass
     for start in range(0, R, chunk):
         k = min(chunk, R - start)
-        w = torch.randn(k, D, generator=gen, dtype=ctx.dtype, device=ctx.device) * b1
-        a2 = (torch.randn(k, generator=gen, dtype=ctx.dtype, device=ctx.device) * b2) ** 2
+        w = draw(torch.randn, k, D, generator=gen, dtype=ctx.dtype, device=ctx.device) * b1
+        a2 = (draw(torch.randn, k, generator=gen, dtype=ctx.dtype, device=ctx.device) * b2) ** 2
         I = (w @ X.T >= 0).to(ctx.dtype)  # (k, n)
         samp = a2[:, None, None] * I[:, :, None] * I[:, None, :] * (X @ X.T)  # (k, n, n)
         s1 += samp.sum(0)
@@ -120,7 +121,7 @@ def test_lambda0_positive_and_collapses_for_parallel_inputs(ctx, record):
     k0 = tl.kappa0(X)
     deltas = [1e-1, 3e-2, 1e-2, 3e-3, 1e-3]
     ks = []
-    z = torch.randn(D, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    z = draw(torch.randn, D, generator=gen, dtype=ctx.dtype, device=ctx.device)
     for dl in deltas:
         Y = X.clone()
         Y[1] = X[0] + dl * z

@@ -22,6 +22,7 @@ from theory.papers.zhu2022 import two_layer as tl
 from theory.sim.ntk import layer_kernels
 from theory.sim.train import gd
 from theory.stats import failure_rate_test
+from theory.device import draw
 
 from ._references import k_reference
 
@@ -252,9 +253,9 @@ def _lemma8_box_points(X, W0, a0, Ra, Rw, gen):
     kw = dict(dtype=X.dtype, device=X.device)
     pts_a, pts_P, labels = [], [], []
     for _ in range(LEM8_RANDOM):
-        u = 2 * torch.rand(E, m, generator=gen, **kw) - 1
-        v = torch.randn(E, m, d, generator=gen, **kw)
-        v = v / v.norm(dim=-1, keepdim=True) * torch.rand(E, m, 1, generator=gen, **kw) ** (1 / d) * Rw
+        u = 2 * draw(torch.rand, E, m, generator=gen, **kw) - 1
+        v = draw(torch.randn, E, m, d, generator=gen, **kw)
+        v = v / v.norm(dim=-1, keepdim=True) * draw(torch.rand, E, m, 1, generator=gen, **kw) ** (1 / d) * Rw
         pts_a.append(a0 + Ra * u)
         pts_P.append(((W0 + v) @ X.T >= 0).to(X.dtype))
         labels.append("random point of the box")
@@ -530,7 +531,7 @@ def test_lemma9_output_weight_event_probability(ctx, record):
     two-sided exact binomial test (UNION_ALPHA) that the measured frequency agrees with the exact union probability, so a
     different wrong count would not pass as this finding."""
     n, m, E = 8, 256, ctx.pick(quick=4000, full=40000)
-    a = torch.randn(E, m, generator=record.generator({"t": "a-event"}), dtype=ctx.dtype, device=ctx.device) * B2
+    a = draw(torch.randn, E, m, generator=record.generator({"t": "a-event"}), dtype=ctx.dtype, device=ctx.device) * B2
     fail_here = (a.abs() > math.sqrt(n) * B2).any(-1)  # the event written here, apart from tl.lemma9_event
     fails = int(fail_here.sum())
     # the production event that gates Lemma 9's inside cells must be this event on every draw
@@ -628,7 +629,7 @@ def test_output_layer_radius_and_projection_event(ctx, record):
                           "max share of R_w (inside cells)": float(torch.where(inside[k], sw[k], torch.zeros_like(sw[k])).max())})
     E, m, n = ctx.pick(quick=2000, full=20000), 256, 8
     X = fz.two_layer_run(m, math.sqrt(m), ctx.device, ctx.dtype, ctx.seed, tuple(sorted(fz.TWO_LAYER.items())))["X"]
-    W = torch.randn(E, m, X.shape[1], generator=record.generator({"t": "proj"}), dtype=ctx.dtype, device=ctx.device) * B1
+    W = draw(torch.randn, E, m, X.shape[1], generator=record.generator({"t": "proj"}), dtype=ctx.dtype, device=ctx.device) * B1
     fail_here = (W @ X.T).abs().amax((-1, -2)) > 3 * B1 * math.sqrt(math.log(m * n * n))  # written apart from tl
     fails = int(fail_here.sum())
     # the production event that gates Lemma 10's inside cells must be this event on every draw
@@ -928,7 +929,7 @@ def test_stability_bound_24_and_init_events(ctx, record):
     for m in _widths(ctx):
         r = _run(ctx, m)
         d, n, alpha = r["X"].shape[1], r["X"].shape[0], r["alpha"]
-        Xt = torch.randn(Nt, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
+        Xt = draw(torch.randn, Nt, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
         Xt = Xt / Xt.norm(dim=1, keepdim=True)
         _, _, Rw, Ra = _radii(r)
         sh_a = max(sh_a, float((Ra / (Ra + math.sqrt(2 / math.pi) * n * B2)).max()))
@@ -1091,7 +1092,7 @@ def test_eq25_at_window_end(ctx, record):
     s = _short_run(ctx, m)
     r, tr, eps = s["r"], s["tr"], 0.1
     n, d, alpha = r["X"].shape[0], r["X"].shape[1], r["alpha"]
-    Xt = torch.randn(256, d, generator=record.generator({"t": "eq25"}), dtype=ctx.dtype, device=ctx.device)
+    Xt = draw(torch.randn, 256, d, generator=record.generator({"t": "eq25"}), dtype=ctx.dtype, device=ctx.device)
     Xt = Xt / Xt.norm(dim=1, keepdim=True)
     from theory.sim.models import DeepMLP
     Wt, at = tr.stacked("W")[-1], tr.stacked("a")[-1]
@@ -1158,7 +1159,7 @@ def test_eq25_at_window_end(ctx, record):
     # Lemma 11 (and its conclusions on [0, t]) and on Theorem 3's init events; the others recorded apart and asserted too
     si = _short_run(ctx, INSIDE_M, fz.TWO_LAYER_INSIDE)
     n_i, d_i = si["r"]["X"].shape
-    Xti = torch.randn(256, d_i, generator=record.generator({"t": "eq25-inside"}), dtype=ctx.dtype, device=ctx.device)
+    Xti = draw(torch.randn, 256, d_i, generator=record.generator({"t": "eq25-inside"}), dtype=ctx.dtype, device=ctx.device)
     qi = _eq25_members(si, Xti / Xti.norm(dim=1, keepdim=True), eps)
     rep_i = qi["report"]
     ins = torch.tensor(rep_i["inside"], device=qi["P"].device)
@@ -1239,10 +1240,10 @@ def test_width_trend_non_lazy(ctx, record):
     steps, eta, target = ctx.pick(quick=1500, full=6000), 0.05, 0.05
     assert min(widths) > n * n, "Theorem 3's width condition m > n² fails on the grid"
     gen = record.generator({"t": "width"})
-    X = torch.randn(n, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    X = draw(torch.randn, n, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
-    y = torch.randn(n, generator=gen, dtype=ctx.dtype, device=ctx.device)
-    Xt = torch.randn(256, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    y = draw(torch.randn, n, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    Xt = draw(torch.randn, 256, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     Xt = Xt / Xt.norm(dim=1, keepdim=True)
     from theory.sim.models import DeepMLP
     table, pts, stuck, ctl = [], {c: [] for c in cs}, {c: 0 for c in cs}, None

@@ -19,7 +19,9 @@ the test: it returns the real trainer's zero-step result (the model untouched, t
 the test goes on to its next trainer call — a loop over growing widths, or a run trained in chunks, shows every
 call; the row then gives the largest call's peak and the summed GFLOP of all calls seen within ``--seconds``
 (what the test does between calls runs for real, on untrained models: its assertions fail and are ignored). With
-the default ``--calls first`` it sees the first trainer call of a test only, which underestimates such tests. ``checks/core/test_plan.py`` compares the
+the default ``--calls first`` it sees the first trainer call of a test only, which underestimates such tests. A test
+whose peak lies outside its trainer calls tells the plan its own shape estimate (:func:`declare`; E.6 of zhu2022 does,
+for the Lanczos of its step sizes): the row then shows it, and with ``--calls first`` the test stops there. ``checks/core/test_plan.py`` compares the
 estimate with the measured peak memory of a trainer call on the CPU.
 """
 from __future__ import annotations
@@ -111,6 +113,23 @@ def estimate(trainer: str, model, X, y, *, steps: int, batch: int | None = None,
     return Estimate(trainer, shapes, s * sum(terms.values()), flop / 1e9, int(steps), dom)
 
 
+_DECLARED: list = []  # (sink, all_calls) of the active stand-in (stand_in_trainers), for declare()
+
+
+def declare(what: str, *, bytes: int, shapes: str, dominant: str, gflop_per_step: float = 0.0, steps: int = 0) -> None:
+    """A test's own estimate of a peak that no trainer call shows: work before or between its trainer calls (E.6's
+    step-size Lanczos, :func:`fixtures.zhu2022.declare_ntk_he_pairs`), from shapes, with a formula its module keeps
+    beside the code and a test compares with a measured peak (checks/core/test_plan.py). Outside a plan it does
+    nothing. In a plan it is recorded as an :class:`Estimate` (trainer ``declared: <what>``) and, with
+    ``--calls first``, stops the test as a trainer call does; with ``--calls all`` the test goes on."""
+    if not _DECLARED:
+        return
+    sink, all_calls = _DECLARED[-1]
+    sink.append(Estimate(f"declared: {what}", shapes, int(bytes), float(gflop_per_step), int(steps), dominant))
+    if not all_calls:
+        raise PlanStop
+
+
 @contextlib.contextmanager
 def stand_in_trainers(sink: list, all_calls: bool = False):
     """Replace the core trainers by the estimating stand-in; restore them on exit. The stand-in records an
@@ -140,9 +159,11 @@ def stand_in_trainers(sink: list, all_calls: bool = False):
 
     for k, f in (("gd", gd), ("minibatch", minibatch), ("gd_hidden", gd_hidden)):
         setattr(train, k, f)
+    _DECLARED.append((sink, all_calls))
     try:
         yield
     finally:
+        _DECLARED.pop()
         for k, f in saved.items():
             setattr(train, k, f)
 

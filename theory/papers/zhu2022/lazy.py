@@ -27,8 +27,12 @@ def lemma4_log_shape(m: int, L: int, beta1: float, betaL: float, gam: float) -> 
 
 
 def rel_change(w0: list[torch.Tensor], w1: list[torch.Tensor]) -> torch.Tensor:
-    """max_l ‖W_l(T) − W_l(0)‖_F / ‖W_l(0)‖_F per ensemble member, (E,)."""
-    r = [((b - a).flatten(1).norm(dim=1) / a.flatten(1).norm(dim=1)) for a, b in zip(w0, w1)]
+    """max_l ‖W_l(T) − W_l(0)‖_F / ‖W_l(0)‖_F per ensemble member, (E,), on the device of ``w1``; ``w0`` may be kept
+    elsewhere (on the host, beside a GPU run): it is moved one layer at a time."""
+    r = []
+    for a, b in zip(w0, w1):
+        a = a.to(b.device)
+        r.append((b - a).flatten(1).norm(dim=1) / a.flatten(1).norm(dim=1))
     return torch.stack(r).amax(0)
 
 
