@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from theory import data
+from theory.device import draw
 
 
 def dataset(name: str, ctx, generator=None):
@@ -13,11 +14,11 @@ def dataset(name: str, ctx, generator=None):
         return data.unit_circle_8(device=ctx.device)
     g = generator if generator is not None else ctx.generator("bantzis2025/data", {"name": name})
     if name == "gaussian":
-        X = torch.randn(12, 3, generator=g, dtype=ctx.dtype, device=ctx.device)
-        G = torch.randn(12, generator=g, dtype=ctx.dtype, device=ctx.device)
+        X = draw(torch.randn, 12, 3, generator=g, dtype=ctx.dtype, device=ctx.device)
+        G = draw(torch.randn, 12, generator=g, dtype=ctx.dtype, device=ctx.device)
         return X, G
     if name == "xor":
-        X = torch.randn(32, 2, generator=g, dtype=ctx.dtype, device=ctx.device)
+        X = draw(torch.randn, 32, 2, generator=g, dtype=ctx.dtype, device=ctx.device)
         G = torch.sign(X[:, 0] * X[:, 1]) / 32 ** 0.5
         return X, G
     raise ValueError(f"unknown dataset {name!r}")

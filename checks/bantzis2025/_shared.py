@@ -7,6 +7,7 @@ import math
 import torch
 
 from theory import data
+from theory.device import draw
 from theory.papers.bantzis2025 import bounds as B
 from theory.papers.bantzis2025 import extend as EX
 from theory.papers.bantzis2025 import localized as loc
@@ -47,8 +48,9 @@ def circle_optimum(profile: str, seed: int, device: str, depth: int = 3):
 # Cold-start depth chain of prop-3.2 (no warm start, no construction): normalized OPT-SPEED (angle steps
 # 0.1 → 1e-4 rad) from R random balanced points, all restarts of one depth one batched program; then the best
 # POLISH_TOP restarts continue with angle steps 1e-4 → 1e-8. Restarts per depth: the fraction of restarts that
-# reach Eq. (2)'s basin (speed > 0.499) was ~2 % at L = 3 and 5–10 % at L = 4..6 over seeds 0–3 (width 8), so
-# R = 512 at L = 3 and 192 above make "no restart reaches it" a ~1e-5 event; at L = 2 every restart converges.
+# reach Eq. (2)'s basin (speed > 0.499) is a few per cent at L = 3 and more at L = 4..6 (width 8; the cold-start
+# record's table gives the count per depth, "restarts above 0.499"), so with R = 512 at L = 3 and 192 above "no restart
+# reaches it" stays a rare event even at a 2 % basin (0.98^512 ≈ 3e-5); at L = 2 every restart converges.
 COLD_WIDTH = 8
 COLD_R = {2: 32, 3: 512}
 COLD_STEPS, POLISH_STEPS, POLISH_TOP = 800, 600, 16
@@ -111,7 +113,7 @@ def circle_deep_points(profile: str, seed: int, device: str):
         init = []
         for w in base:
             w = w.expand(E, *w.shape[1:])
-            noise = torch.randn(w.shape, generator=gen, dtype=w.dtype, device=w.device)
+            noise = draw(torch.randn, w.shape, generator=gen, dtype=w.dtype, device=w.device)
             noise = noise / noise.flatten(1).norm(dim=1).view(-1, 1, 1) * w[0].norm()
             init.append(w + PERTURB * noise)
         init = loc.to_sphere(init)
@@ -144,8 +146,8 @@ def stime_runs(profile: str, seed: int, device: str):
         r0 = {3: 2.0, 4: 1.5}[L]
         gen = ctx.generator("bantzis2025/eq-stime", {"L": L, "E": E, "r0": r0})
         dt_ = ctx.dtype
-        X = torch.randn(10, 3, generator=gen, dtype=dt_, device=ctx.device)
-        G = torch.randn(10, generator=gen, dtype=dt_, device=ctx.device)
+        X = draw(torch.randn, 10, 3, generator=gen, dtype=dt_, device=ctx.device)
+        G = draw(torch.randn, 10, generator=gen, dtype=dt_, device=ctx.device)
         X, G = X / X.norm(), G / G.norm()
         th0 = loc.to_sphere(loc.random_sphere(E, [3] + [4] * (L - 1) + [1], generator=gen, dtype=dt_,
                                               device=ctx.device), r0 ** 2)

@@ -196,7 +196,8 @@ def data_params(B, N, d, gen, dtype):
     pv_ = pv.abs() / pv.abs().norm(dim=1, keepdim=True)
     alpha = 0.2 + 0.8 * torch.rand(B, generator=gen, dtype=dtype, device=gen.device)
     pg = -alpha[:, None] * pv_ + (1 - alpha[:, None]) * r(B, N) / math.sqrt(N)
-    f = torch.exp(torch.empty(B, dtype=dtype).uniform_(math.log(1e-2), math.log(0.9), generator=gen).to(gen.device))
+    # drawn on the generator's own device (the CPU for the policy's generators), as the other draws here
+    f = torch.exp(torch.empty(B, dtype=dtype, device=gen.device).uniform_(math.log(1e-2), math.log(0.9), generator=gen))  # device-scan: deliberate
     return [pu, pv, pe, pg], f
 
 

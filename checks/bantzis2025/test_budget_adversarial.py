@@ -2,8 +2,8 @@
 A.4's count at its worst case (``bantzis2025/prop-3.4``, ``prop-A.4``; :func:`count_ratio`, test_count_worst_case).
 
 For every θ with ‖θ‖² ≤ L and c_0 = −Tr[GᵀZ_L] > 0 the proof shows Σ_{ℓ=0}^{L−1} log srank(Zσ_ℓ) ≤ 2 log(‖X‖‖G‖/c_0).
-Random θ and solver optima reach a budget ratio Σ log srank / (2 log R(c_0)) of at most ≈ 0.35, so a constant 2×
-too tight would pass there. Here the ratio is maximised over the sphere ‖θ‖² = L (the ratio grows with ‖θ‖, so the
+Random θ and solver optima reach a budget ratio Σ log srank / (2 log R(c_0)) well below 1/2 (the run's values are in
+the records), so a constant 2× too tight would pass there. Here the ratio is maximised over the sphere ‖θ‖² = L (the ratio grows with ‖θ‖, so the
 maximum over the ball is on the sphere) by projected gradient ascent from many starts, and the proof's case of
 equality is built explicitly:
 

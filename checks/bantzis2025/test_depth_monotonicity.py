@@ -4,8 +4,8 @@ The proof is a construction (EXTEND): from any depth-L θ with L0(θ) < 0 a dept
 with L0(θ') ≤ L0(θ) and rank-one layers from L−1 on. The construction is checked on random θ, on
 OPT-SPEED optima, on its equality case and at the worst s(θ)/s(θ') an adversarial search finds; s*(L) itself is
 bracketed: exact at L = 2 (F6), certified lower bounds above (every reported speed is achieved by an explicit
-point). Monotonicity of s*(L) is tested without the construction by cold-start OPT-SPEED at every depth (circle
-data); the warm-started chain ŝ_ws(L) = max(cold start, polish of EXTEND(θ̂_{L−1})) is non-decreasing because the
+point). Monotonicity of s*(L) is tested without the construction: cold-start ŝ(3) against the exact s*(2) on several
+data sets (a certificate, ŝ(3) ≤ s*(3)); the cold-start pairs at L ≥ 3 (circle data) are recorded information; the warm-started chain ŝ_ws(L) = max(cold start, polish of EXTEND(θ̂_{L−1})) is non-decreasing because the
 construction is (a consistency record).
 """
 import math
@@ -115,12 +115,12 @@ def test_extend_construction_on_random_and_optimal_parameters(record, ctx):
     # band: the equality case reaches s(θ)/s(θ') = 1 (float rounding 1e-12), so any strengthening of L0(θ') ≤ L0(θ)
     # (a factor c < 1 on the right) is violated, and nothing found exceeds 1
     tight = max(abs(g - 1) for g in eq) <= 1e-12
-    # Prop 3.2's inequality for every θ with L0(θ) < 0: a test (argmax selection or a dropped rescaling violate it on
-    # the same θ, companion below), judged at its worst case over random θ, optima, the search and the equality case
+    # Prop 3.2's inequality for every θ with L0(θ) < 0 is true by design of the construction: min_i T_i ≤ the weighted
+    # mean L0/S (a_i b_i ≥ 0), 2a_ib_i ≤ a_i² + b_i², rescaling factor λ ≥ 1 hold for any numbers (the same inequalities
+    # prop-A.3 records as consistency). The companion rejects wrong constructions (argmax selection, no rescaling), not
+    # a wrong statement: this record checks the code, evidence "consistency"
     record("holds" if ok and worst <= 1 + REL else "violated", observed=worst, bound=1.0, table=rows,
-           evidence="test", worst_case=True,
-           rejects="EXTEND selecting the argmax neuron (L0(θ') > L0(θ)), or without the final rescaling (‖θ'‖² ≠ L+k): "
-                   "both rejected on random θ (test_construction_check_rejects_wrong_constructions)",
+           evidence="consistency", worst_case=True,
            inside=True, inside_reason="every θ on its sphere ‖θ‖² = L with L0(θ) < 0 (W_L sign-flipped; draws with "
                                       "L0 = 0, dead nets, are excluded from the gain), new widths ≥ 1, k ≥ 1",
            covers=["construction: norm ||theta'||^2 = L+k", "construction: L0(theta') <= L0(theta)",
@@ -130,7 +130,9 @@ def test_extend_construction_on_random_and_optimal_parameters(record, ctx):
            note=f"‖θ̃‖² ≤ L+k, ‖θ'‖² = L+k, L0(θ') ≤ L0(θ), W'_{{L−1..L+k}} rank one, Z'_ℓ ≥ 0 for L ≤ ℓ ≤ L+k−1 "
                 f"(the output layer has no ReLU and is excluded, as the catalog notes). Worst s(θ)/s(θ') = {worst:.12f}: "
                 f"the equality case (balanced width-one net) reaches 1 to {max(abs(g - 1) for g in eq):.1e}; the search "
-                f"reached {float(adv.max()):.4f}.")
+                f"reached {float(adv.max()):.4f}. Consistency, not a test of the statement: min ≤ weighted mean, 2ab ≤ a² + b² "
+                f"and λ ≥ 1 make L0(θ') ≤ L0(θ) hold for any θ (A.3's proof); the companion "
+                f"(test_construction_check_rejects_wrong_constructions) shows the check detects a wrong construction.")
     assert ok and worst <= 1 + REL, rows
     assert tight, eq
 
@@ -408,13 +410,13 @@ def test_cold_start_speed_non_decreasing_in_depth(record, ctx):
                                   "ylabel": "escape speed", "plot": "depth-circle-cold"},
               "certified reference": {"x": depths, "y": [refs[L] for L in depths], "xlabel": "depth L",
                                       "ylabel": "escape speed", "plot": "depth-circle-cold"}}
-    # the part counts as tested when every pair up to L = 6 (the quick range) is; deeper pairs the budget does not
-    # reach (full profile) are listed as untested in the note
-    full_range = not any(int(u.split("→")[1].split()[0]) <= 6 for u in untested)
+    # recorded information, not a test: once both depths passed the REACH gate (ŝ ≥ ref(1 − REACH), ref = 1/2 at L ≥ 3
+    # on these data), ŝ(L+1)/ŝ(L) ≥ (1 − REACH)/2/ŝ(L) ≥ 1 − MONO_TOL unless ŝ(L) > (1 − REACH)/(2(1 − MONO_TOL)): the
+    # pair assertion is implied by the construction's 1/2 plateau. The certified comparison is the 2→3 record
+    # (test_cold_start_depth_three_certifies_s2)
+    floor = (1 - REACH) / (2 * (1 - MONO_TOL))
     record("holds" if ok else "violated", observed=observed, bound=1 - MONO_TOL, table=rows + pairs, series=series,
-           evidence="test", covers=["s*(L) non-decreasing"] if full_range else [],
-           rejects=(f"s*(L) non-increasing in L (e.g. constant): rejected, the cold start certifies s*(3) ≥ {sh[3]:.6f} "
-                    f"> exact s*(2) = {s2:.6f}") if strict else "",
+           evidence="consistency", covers=[],
            inside=True, inside_reason=(f"equal hidden width {COLD_WIDTH} at every depth, L ≥ 2, every cold-start "
                                        f"speed > 0 (min {min(sh.values()):.4f}); the claim is judged only between "
                                        f"depths whose cold start reached its certified value (REACH = {REACH:g})"),
@@ -426,13 +428,85 @@ def test_cold_start_speed_non_decreasing_in_depth(record, ctx):
                    "REACH": REACH, "MONO_TOL": MONO_TOL},
            note=("Cold start at every depth (no warm start, no construction; restarts batched on the ensemble axis): "
                  + ", ".join(f"ŝ({L}) = {sh[L]:.6f}" for L in depths) + f". Tested pairs: {len(pairs)} of "
-                 f"{len(depths) - 1}" + ("; " + "; ".join(untested) if untested else "") + "."))
+                 f"{len(depths) - 1}" + ("; " + "; ".join(untested) if untested else "") + ". The L ≥ 3 pairs are "
+                 f"not certificates (s*(L) is not known there): after the REACH gate a pair can fail only if ŝ(L) > "
+                 f"{floor:.4f}, above the plateau 1/2 that Eq. (2) and EXTEND certify, so the pairs record information "
+                 "(the certified 2→3 comparison on several data sets is test_cold_start_depth_three_certifies_s2)."))
     record("holds" if strict else "violated", role="companion", observed=sh[3], bound=s2 * (1 + REACH),
            config={"wrong version": "s*(L) non-increasing in L (s*(3) ≤ s*(2))"},
            note=f"the cold-start ŝ(3) = {sh[3]:.6f} is a certified lower bound on s*(3) above the exact s*(2) = {s2:.6f}: "
                 "the wrong version is rejected on the same runs")
     assert ok, pairs
     assert strict, (sh, s2)
+
+
+def _batched_cold_depth3(sets, R, width, steps, gen):
+    """Cold-start normalized angle steps (0.1 → 1e-4 rad, then 1e-4 → 1e-8) at depth 3 on several data sets of one
+    shape at once (data set × restart on the ensemble axis, ``_strong_control._angle_steps``). Per data set: the best
+    member (a point of the sphere ‖θ‖² = 3) and its speed re-evaluated on that data set alone."""
+    from . import _strong_control as SC
+
+    X = torch.stack([x for x, _ in sets])
+    G = torch.stack([g for _, g in sets])
+    n, _, d = X.shape
+    Xr, Gr = X.repeat_interleave(R, 0), G.repeat_interleave(R, 0)
+    th = loc.random_sphere(n * R, [d] + [width] * 2 + [1], balanced=True, generator=gen, dtype=X.dtype, device=X.device)
+    etas = np.concatenate([O.angle_schedule(steps[0], 0.1, 1e-4), O.angle_schedule(steps[1], 1e-4, 1e-8)])
+    th = SC._angle_steps(th, Xr, Gr, etas.tolist())
+    idx = SC.batched_speed(th, Xr, Gr).view(n, R).argmax(1) + torch.arange(n, device=X.device) * R
+    out = []
+    for b in range(n):
+        pt = [w[int(idx[b]):int(idx[b]) + 1] for w in th]
+        assert abs(float(loc.sq_norm(pt)) - 3) <= 1e-12 * 3, float(loc.sq_norm(pt))
+        out.append(float(-loc.localized_loss(pt, sets[b][0], sets[b][1])))
+    return out
+
+
+# The certified 2→3 comparison of prop-3.2 ("s*(L) non-decreasing"): a cold start (no construction) at L = 3 is an
+# explicit point of the sphere, so ŝ(3) ≤ s*(3); s*(2) is exact (enumeration, d ≤ 3). ŝ(3) ≥ s*(2)(1 − REACH) is then
+# a certificate that s*(3) ≥ s*(2)(1 − REACH), and a paper wrong by more than REACH at L = 2→3 on any of these data sets
+# would fail it. REACH is the solver's reach (documented above: polished cold starts fall ≤ 8.8e-5 short of certified
+# values); on data whose optimum is one neuron (Gaussian: s*(3) = s*(2), the equality case of the claim) the ratio sits
+# at 1 − (solver deficit), the hardest place for this record.
+@pytest.mark.claim("bantzis2025/prop-3.2")
+def test_cold_start_depth_three_certifies_s2(record, ctx):
+    runs = circle_cold_depths(ctx.profile, ctx.seed, str(ctx.device))
+    Xc, Gc = dataset("circle", ctx)
+    R, steps = ctx.pick(quick=8, full=64), ctx.pick(quick=(300, 200), full=(800, 600))
+    gen = record.generator({"test": "2→3 certified", "R": R, "steps": list(steps)})
+    gauss = [("gaussian (the chain's data)", dataset("gaussian", ctx))] + \
+        [(f"gaussian #{i}", dataset("gaussian", ctx, generator=record.generator({"data": "gaussian", "i": i})))
+         for i in range(1, 4)]
+    fixed = [(f"integer d = 2 #{i}", (torch.tensor(x, dtype=ctx.dtype, device=ctx.device),
+                                      torch.tensor(g, dtype=ctx.dtype, device=ctx.device)))
+             for i, (x, g) in enumerate(S2_FIXED)]
+    s3 = {"circle (Example 1)": next(c["best"] for c in runs if c["L"] == 3)}
+    for group in (gauss, fixed):
+        s3.update(zip([nm for nm, _ in group], _batched_cold_depth3([ds for _, ds in group], R, COLD_WIDTH, steps, gen)))
+    data = dict([("circle (Example 1)", (Xc, Gc))] + gauss + fixed)
+    rows = []
+    for nm, (X, G) in data.items():
+        s2 = ex.exact_s2_enumerated(X, G)[0]
+        rows.append({"data": nm, "N": X.shape[0], "d": X.shape[1], "exact s*(2)": s2, "cold-start ŝ(3)": s3[nm],
+                     "ŝ(3)/s*(2)": s3[nm] / s2})
+    worst = min(rows, key=lambda r: r["ŝ(3)/s*(2)"])
+    ok = worst["ŝ(3)/s*(2)"] >= 1 - REACH
+    rise = [r for r in rows if r["ŝ(3)/s*(2)"] > 1 + REACH]
+    record("holds" if ok else "violated", observed=worst["ŝ(3)/s*(2)"], bound=1 - REACH, table=rows,
+           evidence="test", covers=["s*(L) non-decreasing"],
+           inside=True, inside_reason=(f"equal hidden width {COLD_WIDTH} at L = 2 and 3, d ≤ 3 (s*(2) exact by "
+                                       f"enumeration), every ŝ(3) > 0 (min {min(s3.values()):.4f}) is an explicit point "
+                                       "with ‖θ‖² = 3 (checked)"),
+           tightness=f"min over {len(rows)} data sets of ŝ(3)/s*(2) against 1 − REACH = {1 - REACH:g} (at {worst['data']})",
+           config={"data sets": list(data), "width": COLD_WIDTH, "restarts per data set": R,
+                   "angle steps": f"0.1→1e-4 over {steps[0]}, then 1e-4→1e-8 over {steps[1]} (circle: the cold-start "
+                                  "runs of test_cold_start_speed_non_decreasing_in_depth)", "REACH": REACH},
+           note=(f"Certified: ŝ(3) ≤ s*(3), so ŝ(3)/s*(2) ≥ 1 − REACH certifies s*(3) ≥ s*(2)(1 − REACH) on every data set "
+                 f"(cold starts, no construction). Strict rise certified on {len(rise)} of {len(rows)} data sets "
+                 f"({', '.join(r['data'] for r in rise)}); on the others s*(3) = s*(2) to the solver's reach (the "
+                 "equality case of 'non-decreasing'). No data set was found cheaply on which s*(L) keeps rising past "
+                 "L = 3: the circle data plateau at Eq. (2)'s 1/2 (cold-start record)."))
+    assert ok, rows
 
 
 # Fixed integer datasets on which plausible slips of the enumeration change the maximum (found by trying them

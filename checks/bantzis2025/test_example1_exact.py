@@ -13,6 +13,7 @@ import sympy as sp
 import torch
 
 from theory import ClaimViolation, assert_claim
+from theory.device import draw
 from theory.papers.bantzis2025 import example1 as ex
 from theory.papers.bantzis2025 import localized as loc
 
@@ -134,7 +135,7 @@ def _perturbation_test(rho, X, G, gen, K, deltas=(1e-2, 1e-3, 1e-4)):
     s0 = float(-loc.localized_loss(rho, X, G))
     rows = []
     for delta in deltas:
-        d = [torch.randn(K, *w.shape[1:], generator=gen, dtype=w.dtype, device=w.device) for w in rho]
+        d = [draw(torch.randn, K, *w.shape[1:], generator=gen, dtype=w.dtype, device=w.device) for w in rho]
         rr = [w.expand(K, *w.shape[1:]) for w in rho]
         coef = loc.inner(d, rr) / loc.sq_norm(rr)
         d = [a - loc._bcast(coef, w) * w for a, w in zip(d, rr)]
@@ -168,7 +169,7 @@ def test_local_max_check_rejects_a_non_maximum(ctx, circle8, record):
     X, G = circle8
     rho = ex.to_torch(ex.rank_two_weights(-1), dtype=ctx.dtype, device=ctx.device)
     gen = record.generator({"test": "non-max"})
-    d = [torch.randn(w.shape, generator=gen, dtype=ctx.dtype, device=ctx.device) for w in rho]
+    d = [draw(torch.randn, w.shape, generator=gen, dtype=ctx.dtype, device=ctx.device) for w in rho]
     coef = loc.inner(d, rho) / loc.sq_norm(rho)
     d = [a - loc._bcast(coef, w) * w for a, w in zip(d, rho)]
     nd = torch.sqrt(loc.sq_norm(d))

@@ -12,6 +12,7 @@ import pytest
 import torch
 from scipy import stats as st
 
+from theory.device import draw
 from theory.papers.bantzis2025 import example1 as ex
 from theory.papers.bantzis2025 import localized as loc
 
@@ -243,8 +244,8 @@ def test_width_embedding_pads_with_zeros(record, ctx):
     (1-based, W_ℓ) and the target shape dims[ℓ] × dims[ℓ−1]."""
     gen = record.generator({"test": "embed"})
     small, big = [3, 2, 4, 1], [3, 5, 6, 1]
-    th = [torch.randn(2, small[l + 1], small[l], generator=gen, dtype=ctx.dtype, device=ctx.device) for l in range(3)]
-    X = torch.randn(9, 3, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    th = [draw(torch.randn, 2, small[l + 1], small[l], generator=gen, dtype=ctx.dtype, device=ctx.device) for l in range(3)]
+    X = draw(torch.randn, 9, 3, generator=gen, dtype=ctx.dtype, device=ctx.device)
     e = loc.embed(th, big)
     ref = _padded_reference([w.cpu().numpy() for w in th], big)
     same_entries = all(tuple(a.shape) == b.shape and bool((a.cpu().numpy() == b).all()) for a, b in zip(e, ref))

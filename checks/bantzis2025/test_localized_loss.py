@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from theory.device import draw
 from theory.papers.bantzis2025 import escape as es
 from theory.papers.bantzis2025 import example1 as ex
 from theory.papers.bantzis2025 import localized as loc
@@ -66,12 +67,12 @@ def test_forward_map_matches_definition(record, ctx):
 @pytest.mark.claim("bantzis2025/eq-1")
 def test_homogeneity_and_euler(record, ctx):
     gen = record.generator({"test": "homogeneity"})
-    X = torch.randn(12, 4, generator=gen, dtype=ctx.dtype, device=gen.device)
-    G = torch.randn(12, 2, generator=gen, dtype=ctx.dtype, device=gen.device)
+    X = draw(torch.randn, 12, 4, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    G = draw(torch.randn, 12, 2, generator=gen, dtype=ctx.dtype, device=ctx.device)
     rows, worst, wrong_min = [], 0.0, math.inf
     E = ctx.pick(quick=200, full=1000)
     for L in range(2, 7):
-        th = loc.random_sphere(E, [4] + [8] * (L - 1) + [2], generator=gen, dtype=ctx.dtype)
+        th = loc.random_sphere(E, [4] + [8] * (L - 1) + [2], generator=gen, dtype=ctx.dtype, device=ctx.device)
         v, g = loc.gradient(th, X, G)
         scale_ = v.abs().clamp_min(1e-3)
         for lam in (0.1, 2.0, 10.0):
@@ -108,8 +109,8 @@ def test_first_order_expansion_remainder(record, ctx):
     tol = 2·L·max Y²/12 + 1e-5 of 2L. (The former grid α ∈ [0.05, 0.4] put the remainder near 1e-15 for
     small ‖Y_1‖, i.e. float noise: exponent 8.36 at L = 4, seed 2.)"""
     gen = record.generator({"test": "remainder"})
-    X = torch.randn(10, 3, generator=gen, dtype=ctx.dtype, device=gen.device)
-    y = torch.sign(torch.randn(10, generator=gen, dtype=ctx.dtype, device=gen.device))
+    X = draw(torch.randn, 10, 3, generator=gen, dtype=ctx.dtype, device=ctx.device)
+    y = torch.sign(draw(torch.randn, 10, generator=gen, dtype=ctx.dtype, device=ctx.device))
     rows = []
 
     def logistic_rem(th1, a, G):
@@ -119,7 +120,7 @@ def test_first_order_expansion_remainder(record, ctx):
         return float(val), float(Ya.abs().max())
 
     for L in (2, 3, 4):
-        th = loc.random_sphere(4, [3] + [5] * (L - 1) + [1], generator=gen, dtype=ctx.dtype)
+        th = loc.random_sphere(4, [3] + [5] * (L - 1) + [1], generator=gen, dtype=ctx.dtype, device=ctx.device)
         # squared loss C(Y) = ½‖Y − y‖²: G = −y and the remainder is exactly ½‖Y‖²
         Y = loc.output(th, X).squeeze(-1)
         live = Y.norm(dim=1) > 0
@@ -127,7 +128,7 @@ def test_first_order_expansion_remainder(record, ctx):
         # a dead ReLU net (Y ≡ 0) has L0 ≡ 0 and no remainder to fit: draw (seeded, counted) until one is live
         while not bool(live.any()):
             assert draws < 50, f"L={L}: {4 * draws} random θ all dead on the data"
-            th = loc.random_sphere(4, [3] + [5] * (L - 1) + [1], generator=gen, dtype=ctx.dtype)
+            th = loc.random_sphere(4, [3] + [5] * (L - 1) + [1], generator=gen, dtype=ctx.dtype, device=ctx.device)
             Y = loc.output(th, X).squeeze(-1)
             live = Y.norm(dim=1) > 0
             draws += 1
@@ -211,7 +212,7 @@ def test_exact_escape_directions_and_balance(record, ctx):
     nb_ref = torch.tensor([max(abs(float(torch.linalg.vector_norm(rnd[l][e, i])) ** 2
                                    - float(torch.linalg.vector_norm(rnd[l + 1][e, :, i])) ** 2)
                                for l in range(len(rnd) - 1) for i in range(rnd[l].shape[1])) for e in range(8)],
-                          dtype=ctx.dtype)
+                          dtype=ctx.dtype, device="cpu")
     nb_pin = float((loc.neuron_balance_error(rnd)[:8].cpu() - nb_ref).abs().max())
     assert nb_pin <= 1e-12 and float(nb_ref.min()) > 1e-3, f"neuron_balance_error off by {nb_pin:.1e} at random points"
     rr = rr[torch.isfinite(rr)]

@@ -195,6 +195,9 @@ def test_headline_is_the_worst_record_not_the_one_with_a_plot():
     rows, _ = _rows([err, _r("holds", observed=2e-13, bound=1e-12, evidence="consistency")])
     assert rows[CID].headline["observed"] == 2e-13
     assert verdicts.badness(tight) == pytest.approx(0.9)
+    # a consistency record (true for any numbers) never stands for the claim beside a test
+    ident = _r("holds", observed=0.999, bound=1.0, evidence="consistency")
+    assert _rows([ident, tight])[0][CID].headline is tight
 
 
 def test_claims_section_states_headline_outside_and_forall():

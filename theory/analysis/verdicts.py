@@ -19,7 +19,8 @@ Rules (stated on the page, :data:`VERDICT_RULE`):
   entry is a ``forall`` statement and no judging test record is its worst case (``worst_case=True``: the
   maximum of observed/bound over random points, optima and an adversarial search). "Holds (identity)": the
   entry says the claim is itself an identity and every part is tested. Else "holds".
-- The headline record is the *worst* judging record that carries the verdict: the smallest slack, the largest
+- The headline record is the *worst* judging test record that carries the verdict (a consistency record only
+  when no test carries it): the smallest slack, the largest
   err/tol, the largest |fitted − claimed| per CI half-width, the largest discrepancy (:mod:`.tightness`).
 
 Records written before schema 3 carry no ``inside``: they are read as inside (the harness did not yet report
@@ -109,11 +110,14 @@ def badness(r: dict) -> float | None:
 
 
 def headline(records: list[dict], verdict: str) -> dict | None:
-    """The worst record among those carrying ``verdict`` (all, when none does); ties and records without a
-    figure fall back to the most informative one (a ratio, a tightness text, a table or plot, a configuration)."""
+    """The worst test record among those carrying ``verdict`` (consistency records only when no test carries it;
+    all records when none carries it); ties and records without a figure fall back to the most informative one (a
+    ratio, a tightness text, a table or plot, a configuration)."""
     cands = [r for r in records if r.get("verdict") == verdict] or records
     if not cands:
         return None
+    cands = [r for r in cands if evidence(r) == "test"] or cands  # evidence first: a consistency record
+    # (true for any numbers) stands for the claim only when no test carries the verdict
 
     def info(r):
         ratio = num(r.get("ratio"))
