@@ -17,7 +17,7 @@ from theory.papers.wang2024 import cocorrelation as cc
 from theory.papers.wang2024 import worstcase as wc
 from theory.sim import activations, models
 from theory.sim import jacobian as jac
-from theory.device import draw_device
+from theory.device import draw, get_device
 
 EXACT = 1e-12
 WC_STEPS = 25  # steps of each adversarial ascent (issue 32: the worst case of the range statements, cheap)
@@ -25,7 +25,9 @@ RELU = activations.get("relu", grad_at_zero=1.0)  # paper's σ'(z) = 1{z ≥ 0}
 
 
 def _randn(*shape, generator=None, dtype=torch.float64):
-    return torch.randn(*shape, generator=generator, dtype=dtype, device=draw_device(generator))
+    """N(0, 1) draws made on the generator's device (the CPU) and moved to the run's device, where the nets of
+    models.*.init live (issue 33)."""
+    return draw(torch.randn, *shape, generator=generator, dtype=dtype, device=get_device())
 
 
 def _unit(X):

@@ -14,6 +14,7 @@ import torch
 
 from fixtures import wang2024 as fw
 from theory import ClaimViolation, assert_claim, stats
+from theory.device import draw
 from theory.papers.wang2024 import cocorrelation as cc
 from theory.papers.wang2024 import dynamics as dyn
 from theory.papers.wang2024 import worstcase as wc
@@ -918,7 +919,7 @@ def test_alpha_closed_form_and_xstar_bound(record, ctx):
     d = 30
     X = fw.mixture(12, 2, d, generator=gen)[0]
     x = X[0]
-    Wr = torch.randn(200000, d, generator=gen, dtype=X.dtype, device=gen.device)
+    Wr = draw(torch.randn, 200000, d, generator=gen, dtype=X.dtype, device=X.device)
     ind = (Wr @ X.T >= 0).double()
     mc = (ind[:, :1] * ind).mean(0)
     cf = dyn.alpha_closed_form(x, X)

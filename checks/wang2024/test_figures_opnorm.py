@@ -59,12 +59,7 @@ def test_figure_lanczos_path_matches_exact_opnorm(record):
                  "figures Lanczos vs exact": gap_c})
     assert itc > 64, itc
     ok = worst <= fw.OPNORM_LANCZOS_TOL
-    record("holds" if ok else "violated", observed=worst, bound=fw.OPNORM_LANCZOS_TOL, evidence="consistency",
-           inside=False, inside_reason="a control of the figures' Lanczos code path on random matrices, not the paper's "
-                                       "experiment",
-           tightness="max relative gap of the figures' Lanczos path (and opnorm's default) to the exact SVD",
-           table=rows, config={"GRAM_MAX": F.GRAM_MAX, "LANCZOS_TOL": F.LANCZOS_TOL, "N": 10},
-           note="consistency check of the code path behind ϱ in the MNIST-size runs (not evidence about the paper)")
+    # a control of the code path behind ϱ in the MNIST-size runs, not a record of the claim: asserted, never recorded
     assert ok, rows
 
 

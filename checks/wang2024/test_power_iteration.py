@@ -19,6 +19,7 @@ import torch
 
 from fixtures import controls as ctl_mod
 from fixtures import wang2024 as fw
+from theory.device import draw, get_device
 from theory.papers.wang2024 import power as pw
 from theory.sim import jacobian as jac
 from theory.sim import models
@@ -28,7 +29,7 @@ ULP = 2.2e-16
 
 
 def _jacobians(gen):
-    X = torch.randn(N, D, generator=gen, dtype=torch.float64, device=gen.device)
+    X = draw(torch.randn, N, D, generator=gen, dtype=torch.float64, device=get_device())  # beside the nets below
     X = X / X.norm(dim=-1, keepdim=True)
     net = models.TwoLayerNet.init(1, 30, D, q=0.25, act=fw.RELU, generator=gen)
     Dm = fw.RELU.slope(X @ net.W[0].T)
@@ -191,7 +192,7 @@ def test_power_iteration_row_jacobian_exact(record, ctx):
 def _printed_line13(J, iters=30, gen=None):
     """Algorithm 2 as printed: u ← vjp(v), u ← u/‖u‖, v ← v/‖v‖, estimate '‖u/‖u‖‖ / ‖v/‖v‖‖' (line 13 read as a
     ratio of norms; as an elementwise ratio it is undefined for k ≠ d). The estimate is 1 for every J."""
-    u = torch.rand(J.shape[0], J.shape[-1], dtype=J.dtype, generator=gen, device=gen.device)
+    u = draw(torch.rand, J.shape[0], J.shape[-1], dtype=J.dtype, generator=gen, device=J.device)
     u = u / u.norm(dim=-1, keepdim=True)
     for _ in range(iters):
         v = (J @ u.unsqueeze(-1)).squeeze(-1)

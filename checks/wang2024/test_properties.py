@@ -503,37 +503,45 @@ def _prop2_later(ctx):
     gen, X, y, _ = _prop2_setup(ctx, "later")
     ms = P2_LATER_MS  # both profiles: the saturated row's reversal shows from m ≈ 64 on and is clear only up to 2048
     k1 = int(round(1 / ETA2))
-    V2, R1, Q1, qs = [], [], [], []
+    V2, R1, Q1, qs, AV1 = [], [], [], [], []
     for W0, a, ql in _init_cells(gen, ms, list(P2_QS), SEEDS_LATER, D1).values():
         W1 = dyn.run_linear(W0, a, X, y, eta=ETA2, steps=k1)["W"]
         run = dyn.run_linear(W1, a, X, y, eta=ETA2, steps=k1)
         V2.append(run["varrho"][-1] - run["varrho"][0])
         R1.append(run["varrho"][0])
+        AV1.append(run["av"][0])  # aᵀv(τ=1), v the top left singular vector of W(1) (Thm 5.3's factor 1 − (aᵀv)²)
         Q1.append(torch.linalg.matrix_norm(W1, ord=2) ** 2)
         qs += ql
     V2, R1, Q1 = torch.cat(V2), torch.cat(R1), torch.cat(Q1)
     x, v, r1 = (1 / Q1).cpu().numpy(), V2.cpu().numpy(), R1.cpu().numpy()
+    fac = 1 - torch.cat(AV1).cpu().numpy() ** 2  # Thm 5.3's factor 1 − (aᵀv(1))² (‖a‖ = 1)
     if not (np.isfinite(v).all() and np.isfinite(r1).all()):
         raise FloatingPointError("ϱ over τ ∈ [1, 2] is not finite: GD diverged")
-    if not (r1 < 1).all():
-        raise ValueError("ϱ(τ=1) reached 1: no room left to normalize by")
+    if not (r1 < 1).all() or not (fac > 0).all():
+        raise ValueError("ϱ(τ=1) or |aᵀv(1)| reached 1: no room left to normalize by")
     qrow = np.array(qs)
     perm = dict(n_perm=P2_PERM, seed=ctx.seed)
     rows = []
     for q in P2_QS:
         s = qrow == q
-        g = v[s] / (1 - r1[s])  # the increment per unit of room left (ϱ ≤ 1: ‖aᵀW‖ ≤ ‖a‖‖W‖₂)
+        g = v[s] / fac[s]  # the increment with Thm 5.3's own factor 1 − (aᵀv(1))² divided out
         rs, p_pos = stats.spearman_permutation(x[s], v[s], **perm)
         _, p_neg = stats.spearman_permutation(x[s], v[s], alternative="less", **perm)
         rs_g, p_g = stats.spearman_permutation(x[s], g, **perm)
         # the reversal test of g; the same p is that of the wrong version "g rises with ‖W(1)‖²" (ranks of ‖W(1)‖² are
         # those of 1/‖W(1)‖² reversed), which the companion runs through criterion (ii)
         _, p_g_neg = stats.spearman_permutation(x[s], g, alternative="less", **perm)
+        # normaliser sensitivity (information): the proxy 1 − ϱ(1) and the full Thm 5.3 prefactor ϱ(1 − (aᵀv)²)
+        rs_px = float(st.spearmanr(x[s], v[s] / (1 - r1[s])).statistic)
+        rs_full = float(st.spearmanr(x[s], v[s] / (r1[s] * fac[s])).statistic)
         rows.append({"q": q, "runs": int(s.sum()), "median varrho(1)": float(np.median(r1[s])),
+                     "median 1-(a^T v(1))^2": float(np.median(fac[s])),
                      "r_s(V2, 1/|W(1)|^2)": rs, "p (r_s > 0)": p_pos, "p (r_s < 0)": p_neg,
-                     "r_s(V2/(1-varrho(1)), 1/|W(1)|^2)": rs_g, "p (normalized, r_s > 0)": p_g,
-                     "p (normalized, r_s < 0)": p_g_neg, "p (normalized vs |W(1)|^2, r_s > 0)": p_g_neg})
-    _P2L[key] = dict(V=V2, R1=R1, Q1=Q1, q=qrow, ms=ms, X=X, rows=rows, x=x, v=v, r1=r1)
+                     "r_s(V2/(1-(a^T v)^2), 1/|W(1)|^2)": rs_g, "p (normalized, r_s > 0)": p_g,
+                     "p (normalized, r_s < 0)": p_g_neg, "p (normalized vs |W(1)|^2, r_s > 0)": p_g_neg,
+                     "info: r_s(V2/(1-varrho(1)), 1/|W(1)|^2)": rs_px,
+                     "info: r_s(V2/(varrho(1)(1-(a^T v)^2)), 1/|W(1)|^2)": rs_full})
+    _P2L[key] = dict(V=V2, R1=R1, Q1=Q1, q=qrow, ms=ms, X=X, rows=rows, x=x, v=v, r1=r1, fac=fac)
     return _P2L[key]
 
 
@@ -546,8 +554,9 @@ def _p2_later_cfg():
 def test_prop2_speed_vs_weight_norm_later(record, ctx):
     """Property 2 at t > 0 ("inversely related to ‖W(t)‖₂"), judged other things being equal. Property 2 is the
     informal summary of Thm 5.3's 1/‖W(t)‖₂² factor; the bound it summarizes also carries the factor 1 − (v(t)ᵀa)²,
-    which shrinks as ϱ saturates (Property 1). Other things equal is therefore the increment per unit of room left,
-    g = (ϱ(2) − ϱ(1))/(1 − ϱ(1)), against 1/‖W(τ=1)‖₂², within each row q of the (m, q) grid inside Assumption 5.1
+    which shrinks as ϱ saturates (Property 1). Other things equal is therefore the increment with that factor divided
+    out, g = (ϱ(2) − ϱ(1))/(1 − (aᵀv(1))²) (v(1) the top left singular vector of W(1)), against 1/‖W(τ=1)‖₂², within
+    each row q of the (m, q) grid inside Assumption 5.1
     (q ∈ {0.1, 0.25}; 12 inits × 8 widths per row).
 
     Judged: (i) no inside row shows a significant reversal of g (one-sided Spearman permutation tests, Holm over the
@@ -559,30 +568,37 @@ def test_prop2_speed_vs_weight_norm_later(record, ctx):
     by_q = {r["q"]: r for r in L["rows"]}
     inside_rows = [by_q[q] for q in P2_INSIDE_QS]
     rev = conc.holm([r["p (normalized, r_s < 0)"] for r in inside_rows], ALPHA2)
-    pos = [r["r_s(V2/(1-varrho(1)), 1/|W(1)|^2)"] > 0 and r["p (normalized, r_s > 0)"] < ALPHA2 for r in inside_rows]
+    pos = [r["r_s(V2/(1-(a^T v)^2), 1/|W(1)|^2)"] > 0 and r["p (normalized, r_s > 0)"] < ALPHA2 for r in inside_rows]
     ok = not any(rev) and all(pos)
     sel = np.isin(L["q"], P2_INSIDE_QS)
-    g = L["v"] / (1 - L["r1"])
-    record("holds" if ok else "violated", observed=min(r["r_s(V2/(1-varrho(1)), 1/|W(1)|^2)"] for r in inside_rows),
+    g = L["v"] / L["fac"]
+    record("holds" if ok else "violated", observed=min(r["r_s(V2/(1-(a^T v)^2), 1/|W(1)|^2)"] for r in inside_rows),
            bound=0.0, covers=["t > 0: later increments"], evidence="test", false_alarm=ALPHA2,
            **fw.inside({**fw.assumption_51(P2_INSIDE_QS), **fw.assumption_52(L["X"])}),
-           tightness="min over the rows q > 0 of Spearman r_s((ϱ(2) − ϱ(1))/(1 − ϱ(1)), 1/‖W(1)‖²) (claim: > 0)",
+           tightness="min over the rows q > 0 of Spearman r_s((ϱ(2) − ϱ(1))/(1 − (aᵀv(1))²), 1/‖W(1)‖²) (claim: > 0)",
            config=_p2_later_cfg() | {"qs": list(P2_INSIDE_QS), "reversal tests": "Holm over the rows"},
            table=[dict(r, **{"reversal rejected (Holm)": bool(h)}) for r, h in zip(inside_rows, rev)],
-           series={"V2/(1-varrho(1)) vs 1/|W(1)|^2 (q > 0)": {"x": L["x"][sel].tolist(), "y": g[sel].tolist(),
+           series={"V2/(1-(a^T v)^2) vs 1/|W(1)|^2 (q > 0)": {"x": L["x"][sel].tolist(), "y": g[sel].tolist(),
                                                                 "xlabel": "1/‖W(τ=1)‖₂²",
-                                                                "ylabel": "(ϱ(2) − ϱ(1))/(1 − ϱ(1))", "logx": True,
+                                                                "ylabel": "(ϱ(2) − ϱ(1))/(1 − (aᵀv(1))²)", "logx": True,
                                                                 "scatter": True}},
-           note="Other things equal (per unit of room left, Thm 5.3's factor 1 − (v(t)ᵀa)² divided out), the later speed "
+           note="Other things equal (Thm 5.3's own factor 1 − (v(t)ᵀa)² divided out), the later speed "
                 "rises with 1/‖W(1)‖² in every row inside Assumption 5.1: r_s = "
-                + ", ".join(f"{r['r_s(V2/(1-varrho(1)), 1/|W(1)|^2)']:.2f} (q = {r['q']})" for r in inside_rows)
-                + ". The raw cross-network ranking of the saturated row is the strict reading, recorded beside it.")
+                + ", ".join(f"{r['r_s(V2/(1-(a^T v)^2), 1/|W(1)|^2)']:.2f} (q = {r['q']})" for r in inside_rows)
+                + ". The raw cross-network ranking of the saturated row is the strict reading, recorded beside it. Normaliser "
+                "sensitivity (information, table 'info:' columns; r_s per inside row, raw V₂ / V₂/(1 − ϱ(1)) / "
+                "V₂/(1 − (aᵀv)²) / V₂/(ϱ(1 − (aᵀv)²))): "
+                + "; ".join(f"q = {r['q']}: {r['r_s(V2, 1/|W(1)|^2)']:.2f} / "
+                            f"{r['info: r_s(V2/(1-varrho(1)), 1/|W(1)|^2)']:.2f} / "
+                            f"{r['r_s(V2/(1-(a^T v)^2), 1/|W(1)|^2)']:.2f} / "
+                            f"{r['info: r_s(V2/(varrho(1)(1-(a^T v)^2)), 1/|W(1)|^2)']:.2f}" for r in inside_rows)
+                + ". The proxy 1 − ϱ(1) is not Thm 5.3's factor and is not the verdict's normaliser.")
     # the q = 0 row: outside Assumption 5.1, the same figures recorded apart (never a verdict)
     out = by_q[0.0]
-    record("holds" if out["r_s(V2/(1-varrho(1)), 1/|W(1)|^2)"] > 0 else "violated",
-           observed=out["r_s(V2/(1-varrho(1)), 1/|W(1)|^2)"], bound=0.0, evidence="test",
+    record("holds" if out["r_s(V2/(1-(a^T v)^2), 1/|W(1)|^2)"] > 0 else "violated",
+           observed=out["r_s(V2/(1-(a^T v)^2), 1/|W(1)|^2)"], bound=0.0, evidence="test",
            **fw.inside({**fw.assumption_51([0.0]), **fw.assumption_52(L["X"])}), config=_p2_later_cfg() | {"qs": [0.0]},
-           tightness="Spearman r_s((ϱ(2) − ϱ(1))/(1 − ϱ(1)), 1/‖W(1)‖²) in the row q = 0 (outside Assumption 5.1)",
+           tightness="Spearman r_s((ϱ(2) − ϱ(1))/(1 − (aᵀv(1))²), 1/‖W(1)‖²) in the row q = 0 (outside Assumption 5.1)",
            table=[out])
     # companion: the reversed ordering (g rising with ‖W(1)‖², not its inverse) run through criterion (ii)
     wrong_pass = all(r["p (normalized vs |W(1)|^2, r_s > 0)"] < ALPHA2 for r in inside_rows)
@@ -605,7 +621,7 @@ def test_prop2_later_raw_ranking_strict(record, ctx):
     over the rows at ALPHA2 (declared false alarm: a reversal of the unsaturated row by chance). Finding pinned (size
     and pattern): the reversed rows are exactly {P2_SAT_Q}, the saturated row (median ϱ(1) ≥ P2_SAT_RHO), with r_s ≤
     P2_REV_RS; the unsaturated row q = 0.1 keeps r_s > 0 (p < ALPHA2); within the reversed row the normalized
-    increment V₂/(1 − ϱ(1)) has r_s > 0 (p < ALPHA2). Recorded with reading="strict", beside the verdict."""
+    increment V₂/(1 − (aᵀv(1))²) has r_s > 0 (p < ALPHA2). Recorded with reading="strict", beside the verdict."""
     L = _prop2_later(ctx)
     by_q = {r["q"]: r for r in L["rows"]}
     inside_rows = [by_q[q] for q in P2_INSIDE_QS]
@@ -627,15 +643,15 @@ def test_prop2_later_raw_ranking_strict(record, ctx):
             f"ϱ(τ=1) is already {sat['median varrho(1)']:.2f} (median), and over τ ∈ [1, 2] the wider nets, with the "
             f"smaller ‖W(1)‖₂, gain less ϱ (r_s = {sat['r_s(V2, 1/|W(1)|^2)']:.2f}, p = {sat['p (r_s < 0)']:.1e}). "
             "Thm 5.3's bound on the rate carries the factor 1 − (v(t)ᵀa)², which the informal Property 2 leaves out; "
-            "other things equal, per unit of room left, the ordering holds in that row too "
-            f"(r_s = {sat['r_s(V2/(1-varrho(1)), 1/|W(1)|^2)']:.2f}): the verdict's reading."),
+            "other things equal (that factor divided out), the ordering holds in that row too "
+            f"(r_s = {sat['r_s(V2/(1-(a^T v)^2), 1/|W(1)|^2)']:.2f}): the verdict's reading."),
            note=f"Pooled over the {int(np.isin(L['q'], P2_INSIDE_QS).sum())} inside runs, r_s(V₂, 1/‖W(1)‖²) = "
                 f"{rs_all:.2f} (p = {p_all:.1e}).")
     if reversed_rows:  # size and pattern of the finding
         assert reversed_rows == [P2_SAT_Q], inside_rows
         assert sat["r_s(V2, 1/|W(1)|^2)"] <= P2_REV_RS and sat["median varrho(1)"] >= P2_SAT_RHO, inside_rows
         assert unsat["r_s(V2, 1/|W(1)|^2)"] > 0 and unsat["p (r_s > 0)"] < ALPHA2, inside_rows
-        assert sat["r_s(V2/(1-varrho(1)), 1/|W(1)|^2)"] > 0 and sat["p (normalized, r_s > 0)"] < ALPHA2, inside_rows
+        assert sat["r_s(V2/(1-(a^T v)^2), 1/|W(1)|^2)"] > 0 and sat["p (normalized, r_s > 0)"] < ALPHA2, inside_rows
     assert_claim(not reversed_rows, f"ϱ's later increment falls with 1/‖W(1)‖² in the rows q = {reversed_rows}")
 
 

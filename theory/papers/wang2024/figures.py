@@ -25,6 +25,7 @@ from scipy import stats as st
 
 from theory.papers.wang2024 import adversarial as adv
 from theory.papers.wang2024 import cocorrelation as cc
+from theory.device import generator as make_generator
 from theory.sim import jacobian as jac
 from theory.sim import models, train
 
@@ -168,7 +169,7 @@ def _lanczos_opnorm(W: torch.Tensor, X: torch.Tensor, act) -> tuple[torch.Tensor
         return out[pos, i]
 
     k_max = min(n, LANCZOS_MAX_ITER)
-    gen = torch.Generator(device=W.device).manual_seed(0)
+    gen = make_generator(0)  # a CPU generator: the start vectors are drawn on the CPU and moved (issue 33)
     lam, it = jac.lanczos_top_eig(matvec, n, E * N, tol=LANCZOS_TOL, max_iter=k_max, dtype=W.dtype,
                                   device=W.device, generator=gen)
     if k_max < n and bool((it >= k_max).any()):
