@@ -500,7 +500,7 @@ def test_lemma4_deviation_decay(ctx, record):
     for r in table:
         r.pop("_lo"), r.pop("_pred")
     record("holds" if lem4_ok else "expected-failure", observed=worst_lo / math.log(10), bound=0.0, ratio=None,
-           reading="reconstructed", finding_type="" if lem4_ok else "false-as-stated", covers=["decay in m"],
+           reading="reconstructed", finding_type="" if lem4_ok else "proof-gap", covers=["decay in m"],
            evidence="test", inside="unknown",
            inside_reason=("every compared cell is lazy (rel. weight change ≤ 0.1) and inside m ≥ L³ ln m; Lemma 4's own "
                           "events (‖W′_l − W_l‖₂ ≤ ω in the borrowed range, the Allen-Zhu–Li–Song events) carry "

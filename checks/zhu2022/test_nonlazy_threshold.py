@@ -297,7 +297,9 @@ def test_init_norm_events(ctx, record):
              for w, b in zip(net.weights, _betas())]
     ok = fails == 0
     record("holds" if ok else "violated", observed=max(x["max |W|/B"] for x in rows), bound=1.0, table=rows,
-           covers=["init norm events"], evidence="test",
+           covers=["init norm events"], evidence="consistency",
+           note=("consistency: ‖W_l(0)‖_F concentrates at √(#entries)β_l, about √m below B_l = √(3/2)m^{3/2}β_l, so an "
+                 "exceedance has probability e^{−Θ(m²)}: the record can fail only by a bug in the init or in B_l"),
            inside=True, inside_reason="Gaussian init of Eq. (2) (0.05 × He, β_L² = 1/m): the events' only hypothesis",
            config={"E": E, "m": M, "d": D, "L": L}, tightness="max over draws and layers of ‖W_l(0)‖_F / B_l")
     record("holds" if min(tight) > 0.5 else "violated", role="companion", observed=min(tight), bound=0.5,

@@ -53,14 +53,16 @@ def R_a_legible(lam0: float, alpha: float, n: int, m: int) -> float:
 def R_a_readings(lam0: float, alpha: float, n: int, m: int, beta2: float) -> dict:
     """Readings of the illegible R_a of Appendix D (OCR: "R_a = α … √λ₀ … √(2/π)β₂ over n√(8nm)"), name → value:
 
-    - ``"fragment"``: α√(λ₀/(8nm)) (:func:`R_a_legible`, the part this harness used; it leaves out the n the OCR prints
-      before √(8nm));
-    - ``"fragment with 1/n"``: (α/n)√(λ₀/(8nm)) = √A with A = α²λ₀/(8n³m);
+    - ``"fragment"``: α√(λ₀/(8nm)) (:func:`R_a_legible`; it leaves out the n the OCR prints before √(8nm): recorded as a
+      reading by Lemma 8's check only);
+    - ``"fragment with 1/n"``: (α/n)√(λ₀/(8nm)) = √A with A = α²λ₀/(8n³m) (the reading the Appendix-D checks use);
     - ``"closing"``: √(A + (2/π)β₂²) − √(2/π)β₂, the largest R_a with R_a(R_a + √(8/π)β₂) ≤ A, i.e. the radius at which
       the (19) term of Lemma 8's proof, n³(m/α²)R_a(R_a + √(8/π)β₂), is λ₀/8, as R_w makes the (20) term λ₀/8.
 
-    "closing" ≤ "fragment with 1/n" always; Lemma 8's conclusion is monotone in the radii, so a worst case at
-    "fragment with 1/n" covers every R_a up to it."""
+    "closing" ≤ "fragment with 1/n" always. At "fragment with 1/n" the (19) term is (1 + √(8/π)β₂/√A)·λ₀/8 (≫ λ₀/8 when
+    √A ≪ β₂: the proof does not close there); only "closing" makes it λ₀/8. R_w decreases in R_a, so a box covering every reading up to
+    "fragment with 1/n" needs that R_a and the R_w of the smallest reading ("closing"): Lemma 8's conclusion is monotone
+    in the output-weight radius at fixed patterns, and the patterns that can flip only grow with R_w."""
     A = alpha ** 2 * lam0 / (8 * n ** 3 * m)
     c = math.sqrt(2 / math.pi) * beta2
     return {"fragment": R_a_legible(lam0, alpha, n, m), "fragment with 1/n": math.sqrt(A),
