@@ -228,3 +228,14 @@ def test_the_report_covers_the_papers_whose_checks_ran():
     assert {r.info.paper for r in verdicts.build_rows(d)} >= {"kou2023", "wang2024", "zhu2022", "bantzis2025"}
     d["records"], d["run"]["all_papers"] = [], False
     assert len({r.info.paper for r in verdicts.build_rows(d)}) >= 4  # nothing ran: the whole registry
+
+
+def test_a_typed_review_verdict_that_drifts_from_the_run_is_flagged():
+    """The registry's review is text typed by hand; the verdict is derived. A disagreement is shown, not hidden."""
+    review = {"type": "typo", "quote": "q", "verdict": "expected-failure", "reading": "as-stated",
+              "referee": "r", "size": "s"}
+    rows, d = _rows([_r("holds", observed=1, bound=2)], review=review)
+    assert verdicts.review_drift(rows[CID]) == "expected-failure"
+    assert 'was written for the verdict "expected-failure"' in _section(report.render(d), CID)
+    rows, _ = _rows([_r("holds", observed=1, bound=2)], review=dict(review, verdict="holds"))
+    assert verdicts.review_drift(rows[CID]) == ""

@@ -206,6 +206,18 @@ def judge(info: Claim, stated: list[dict], broken: bool) -> tuple[str, list[str]
     return verdict, untested
 
 
+def review_drift(row: ClaimRow) -> str:
+    """The registry review's typed verdict when it disagrees with the verdict this run derives, else "" (a review
+    is referee text written by hand; the verdict is computed here, so a typed one can drift)."""
+    typed = str(row.info.review.get("verdict", "")).strip().lower().replace(" ", "-")
+    if not typed or row.verdict in ("not-encoded",):
+        return ""
+    aliases = {"holds": HOLDS, "outside-the-hypotheses": ("outside",), "outside-hypotheses": ("outside",),
+               "holds-in-part": ("holds-in-part",), "consistency-only": ("consistency",)}
+    ok = aliases.get(typed, (typed,))
+    return "" if row.verdict in ok else typed
+
+
 def _reason(row: ClaimRow) -> str:
     ci, recs = row.info, row.records
     if row.verdict == "not-encoded":
@@ -286,6 +298,7 @@ def claims_section(rows: list[ClaimRow]) -> dict:
             "headline": {"test": h.get("test", ""), "ratio": h.get("ratio"), "badness": badness(h) if h else None,
                          "worst_case": bool(h.get("worst_case"))} if h else None,
             "reason": r.reason,
+            "review_drift": review_drift(r),   # the registry review's typed verdict, when the run derives another
         }
     return out
 

@@ -13,7 +13,8 @@ from . import overview, plots
 from .fmt import fmt, kv, num
 from ..analysis.registry import papers_of
 from ..analysis.tightness import figure
-from ..analysis.verdicts import LABELS, SEVERITY, VERDICT_RULE, ClaimRow, counts, judges, reading_shown
+from ..analysis.verdicts import (LABELS, SEVERITY, VERDICT_RULE, ClaimRow, counts, judges, reading_shown,
+                                 review_drift)
 from .summary import tightness_text
 from .text import esc, md, md_inline
 
@@ -316,6 +317,10 @@ def _claim(r: ClaimRow, figs: Figures) -> str:
                    f'{esc(rv.get("reading", "as-stated"))}</summary>'
                    + "".join(f"<p><strong>{esc(k)}.</strong> {md_inline(rv[k])}</p>"
                              for k in ("quote", "referee", "size") if rv.get(k)) + "</details>")
+        drift = review_drift(r)
+        if drift:
+            out.append(f'<p class="err small">The registry\'s review was written for the verdict "{esc(drift)}"; this '
+                       f'run derives "{esc(r.label)}": the review text may be out of date.</p>')
     for rec in r.other_readings:
         shown = reading_shown(rec, r.info)
         out.append(f'<div class="reading">Beside the verdict — {esc(shown)} reading: '
