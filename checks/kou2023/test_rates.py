@@ -35,8 +35,9 @@ def test_orthogonal_leaky_one_over_t(ctx, record):
     rel = np.abs(tL / ref - 1)
     wrong = run.cfg.m / run.eta.cpu().numpy() * float((1 / run.data.norms2).sum())  # mutation: no 1/(1+γ²)
     ok = np.abs(s - 1).max() <= 0.02 and rel.max() <= 0.01
+    ins, why = ks.inside(run.hyp)
     record("holds" if ok else "violated", observed=float(tL.max()), bound=float(ref.max()), config=run.cfg.as_dict(),
-           covers=["p = 0: α = 1, L_S = O(1/t)"],  # "more orthogonal, faster" is a property of α's formula: untested
+           evidence="test", inside=ins, inside_reason=why, covers=["p = 0: α = 1, L_S = O(1/t)"],  # "more orthogonal, faster" is a property of α's formula: untested
            hypotheses=run.hyp, tightness=f"exponent {s.round(4).tolist()}; t·L(T) {tL.round(4).tolist()} vs derived {ref.round(4).tolist()}",
            series={"L_S(W(t))": {"x": t[t >= 1].tolist(), "y": L[t >= 1, 0].tolist(), "xlabel": "step t",
                                  "ylabel": "loss", "logx": True, "logy": True}})
@@ -70,7 +71,9 @@ def test_leaky_loss_exponent(ctx, record):
     ok_mono, vmax = nonincreasing(alpha)
     wrong_mono, _ = nonincreasing(alpha + 0.1)
     ok = ok_mono and s.min() >= alpha - 0.02
+    ins, why = ks.inside(run.hyp)
     record("holds" if ok else "violated", observed=float(s.min()), bound=alpha, config=cfg.as_dict(),
+           evidence="test", inside=ins, inside_reason=why,
            covers=["prefactors: L·(t − T₁)^α bounded", "exponent α(c₁, γ, ε)"],
            hypotheses={**run.hyp, "c1_hat": c1, "T_stab_grid": Ts},
            tightness=(f"exponent {s.min():.4f} vs α(ĉ₁={c1:.3f})={alpha:.5f} (ratio {s.min() / alpha:.3f}); "
@@ -117,9 +120,10 @@ def test_relu_loss_polynomial_decay(ctx, record):
     exponent fitted on the last two decades must be ≥ α_R − 0.02 (α_R from the G.1 formula with the measured
     c', ĉ₁) and ≤ 1.05; for p = 0 also t·L(T) within 1% of the derived limit Σ_i m²/(η|S_i^(0)|‖x_i‖²) (Lemma F.2;
     the relative correction is O(log(K_i T)/(K_i T)) ≈ 0.3% at T = 5·10⁴, K_i ≈ 0.05)."""
-    rows, ok = [], True
+    rows, ok, hyps = [], True, {}
     tl_rel, tl_wrong, bands = [], [], []
     for name, run in (("C0-R p=0.005", relu_c0r(ctx)), ("C0-O p=0", orth_pair(ctx)[0])):
+        hyps[name] = run.hyp
         t, L = run.t, run.loss.cpu().numpy()
         w = sr.window(t)
         s = np.array([-fit_power(t[w], L[w, e]).exponent for e in range(run.cfg.E)])
@@ -153,7 +157,9 @@ def test_relu_loss_polynomial_decay(ctx, record):
     sl_all = np.concatenate([b[1] for b in bands])
     all_in = all(b[2] for b in bands)
     pin = max(b[3] for b in bands)
+    ins, why = ks.inside_all(hyps)
     record("holds" if ok else "violated", observed=s_min, bound=a_max, table=rows, covers=["(b) loss rate t^-α_R"],
+           evidence="test", inside=ins, inside_reason=why, figure_kind="slack",  # s ≥ α_R: the bound's slack s/α_R
            config={"runs": [r["run"] for r in rows], "window": "last two decades"},
            hypotheses={"all_inside": all(r["inside"] for r in rows), "per run": "see table"},
            tightness=(f"fitted loss exponents {s_min:.4f}–{max(r['exponent max'] for r in rows):.4f} vs α_R ≤ {a_max:.4f}: "
@@ -281,7 +287,10 @@ def test_relu_loss_bound_g1(ctx, record):
         ftype, finding = "loose", (f"Lemma G.1 holds; its exponent α_G ∈ [{aG.min():.3f}, {aG.max():.3f}] is ≥ {slack:.1f}× "
                                    f"below the observed loss exponent {s:.2f}, and its right side stays above "
                                    f"max(log 2, L(0)) until t* ≈ {min(t_star):.2g}–{max(t_star):.2g} steps")
-    record(verdict, observed=float(L[-1].max()), bound=float(rhs[-1].min()), config=run.cfg.as_dict(),
+    ins, why = ks.inside(run.hyp)
+    worst_ratio = float(max(every.max(), (L[pos] / rhs[pos]).max()))  # max over every step t ≥ 1 of L/RHS
+    record(verdict, observed=float(L[-1].max()), bound=float(rhs[-1].min()), ratio=worst_ratio, config=run.cfg.as_dict(),
+           evidence="test", inside=ins, inside_reason=why,
            finding_type=ftype if holds else "", covers=["every t ≥ 1", "rate O(t^-α_G)"],
            hypotheses={**run.hyp, "c1_hat": c1, "c_prime": cp.tolist(), "alpha_G": aG.tolist(), "t_star": t_star},
            note=(f"checked at every step t ≥ 1 (a per-step hook on the same run; max L/RHS per member "

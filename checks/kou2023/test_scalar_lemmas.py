@@ -39,6 +39,13 @@ def _sandwich(x0, C1, C2, law, seed):
 
 MATERIAL = 0.25  # issue 19: a term is tested where it is at least this share of the bound's sum
 
+# Worst-case grid (issue 32, "for every" statements): x0 and C over the lemmas' ranges, the proof's equality cases
+# included — t = 0 (x_0 = log e^{x0}: slack exactly 0) and C → 0 (the sequence follows the ODE ẋ = Ce^{−x}, whose
+# solution log(e^{x0} + Ct) the bounds approach).
+WC_X0 = (0.0, 0.5, 1.6, 3.0, 5.0)
+WC_C = (1e-4, 1e-3, 1e-2, 0.1, 1.0, 3.0, 5.0)
+INSIDE_SCALAR = "a deterministic lemma: its hypothesis holds for every sequence by construction"
+
 
 def _material(first: float, second: np.ndarray) -> np.ndarray:
     """Steps t where each of the two terms inside the log, first (e^{x0}) and second (the growth term, by t), is
@@ -80,7 +87,8 @@ def test_lemma_5_3_corrected_sandwich(record):
     worst = min(min(r["slack_lower"], r["slack_upper"]) for r in rows)
     bad = [r for r in rows if not r["ok"]]
     ok = not bad
-    record("holds" if ok else "violated", observed=worst, bound=0.0, reading="reconstructed",
+    record("holds" if ok else "violated", observed=worst, bound=0.0, reading="reconstructed", evidence="test",
+           inside=True, inside_reason=INSIDE_SCALAR,
            config={"sequences": len(rows), "T": T_SEQ, "C1": "log-uniform [1e-3, 5]", "C2/C1": "[1, 10]",
                    "x0": "{0} ∪ U(0,5)", "increments": "C·e^{-x_t}, C ∈ {C1, C2, U(C1,C2)}"},
            tightness=(f"minimal slack {worst:.2e} (0 at t=0 by construction); median end gap of the upper "
@@ -180,8 +188,12 @@ def test_lemma_5_3_as_printed(record):
     # the corrected bounds (same constants) are never violated on the same sequences
     size_ok = max(size_dev) <= 1e-9 and corrected_viol == 0
     assert size_ok, (max(size_dev), corrected_viol)
-    record("expected-failure", observed=counts["x0>0"][0] + len(hv), bound=0, finding_type="typo",
-           config={"sequences": 60 + len(found), "T": T_SEQ},
+    # worst case of the printed upper bound over the census, the search and the t = 0 equality case: the largest
+    # violation is 2·x0 at t = 0 for the largest x0 drawn (x0 ≤ 5: at most 10)
+    x0_max = max([x0 for x0, _, _ in found] + [0.0])
+    record("expected-failure", observed=2 * x0_max, bound=0, finding_type="typo", evidence="test", inside=True,
+           inside_reason=INSIDE_SCALAR, worst_case=True,
+           config={"sequences": 60 + len(found), "T": T_SEQ, "violating sequences": counts["x0>0"][0] + len(hv)},
            tightness=(f"every violating sequence exceeds the printed upper bound by exactly 2·x0 at its worst "
                       f"(max |excess − 2x0|/max(1,x0) = {max(size_dev):.1e} over {len(size_dev)} sequences with x0 > 0); "
                       f"the corrected bound with the same C2·e^C2 has {corrected_viol} violations on the same sequences"),
@@ -217,17 +229,37 @@ def test_h1_upper_bound_nonmonotone(record):
                      "share first": math.exp(x0) / (math.exp(x0) + growth[k]), "ok": s >= -sl.tolerance(x)})
 
     prop()
-    worst = min(r["slack"] for r in rows)
-    bad = [r for r in rows if not r["ok"]]
+    # the adversarial worst case: the exact supremum of x_t over every sequence the hypothesis allows (sl.sup_h1; for
+    # C > 1 above the sequence of exact increments), on the grid WC_X0 × WC_C, the t = 0 equality case included
+    wc = []
+    for x0 in WC_X0:
+        for C in WC_C:
+            M = sl.sup_h1(x0, C, T_SEQ)
+            up = sl.upper_h1(x0, C, T_SEQ)
+            wc.append({"x0": x0, "C": C, "law": "supremum (adversarial)", "slack": float(np.min(up - M)),
+                       "slack t >= 1": float(np.min(up[1:] - M[1:])),
+                       "above exact increments": float(np.max(M - sl.sequence(x0, C, C, T_SEQ, "upper"))),
+                       "ok": float(np.min(up - M)) >= -sl.tolerance(M)})
+    worst = min([r["slack"] for r in rows] + [r["slack"] for r in wc])
+    closest = min(wc, key=lambda r: r["slack t >= 1"])
+    bad = [r for r in rows + wc if not r["ok"]]
     terms = _term_summary(rows, "e^{x0}", "C e^{C} t")
     # issue 19: both terms of the bound are tested where each is ≥ 25 % of their sum (asserted: the draws reach it)
     material = terms["sequences with both terms >= 25%"] >= 10
-    record("holds" if not bad else "violated", observed=worst, bound=0.0, config={"sequences": len(rows), "T": T_SEQ, **terms},
+    record("holds" if not bad else "violated", observed=worst, bound=0.0, evidence="test", inside=True,
+           inside_reason=INSIDE_SCALAR, worst_case=True,
+           config={"sequences": len(rows), "T": T_SEQ, "worst-case grid": {"x0": WC_X0, "C": WC_C}, **terms},
            covers=["term: e^{x0}", "term: C e^{C} t"] if material else [],
-           tightness=f"minimal slack {worst:.2e} ({len(bad)} violations); {sum(r['decreasing_steps'] > 0 for r in rows)} "
-                     "sequences had decreasing steps", table=(bad + rows)[:40])
+           tightness=(f"minimal slack {worst:.2e} over {len(rows)} drawn sequences and the exact supremum on "
+                      f"{len(wc)} (x0, C) ({len(bad)} violations; 0 is the t = 0 equality case); over t ≥ 1 the "
+                      f"adversary comes closest at x0 = {closest['x0']}, C = {closest['C']:g} (slack "
+                      f"{closest['slack t >= 1']:.2e}: the C → 0 equality case); the supremum exceeds the exact-increment "
+                      f"sequence by up to {max(r['above exact increments'] for r in wc):.3f}; "
+                      f"{sum(r['decreasing_steps'] > 0 for r in rows)} drawn sequences had decreasing steps"),
+           table=(bad + wc + rows)[:60])
     assert not bad, bad[:3]
     assert material, terms
+    assert max(r["above exact increments"] for r in wc) > 0.1  # the search goes beyond the laws of sl.sequence
 
 
 @pytest.mark.claim("kou2023/lem-H.1")
@@ -269,15 +301,31 @@ def test_h2_lower_bound(record):
                      "share first": math.exp(x0) / (math.exp(x0) + growth[j]), "ok": s >= -sl.tolerance(x)})
 
     prop()
-    worst = min(r["slack"] for r in rows)
-    bad = [r for r in rows if not r["ok"]]
+    # the adversarial worst case: the infimum of x_t over every sequence the hypothesis allows is the sequence with
+    # increments exactly C e^{−x_t} (x_1 ≥ f(x0) ≥ log C + 1 and f(x) = x + Ce^{−x} is increasing above log C), on the
+    # grid (−WC_X0 ∪ WC_X0) × WC_C, the t = 0 equality case included
+    wc = []
+    for x0 in sorted({-x for x in WC_X0} | set(WC_X0)):
+        for C in WC_C:
+            x = sl.sequence(x0, C, C, T_SEQ, "lower")
+            lo = sl.lower_h2(x0, C, T_SEQ)
+            wc.append({"x0": x0, "C": C, "law": "infimum (exact increments)", "slack": float(np.min(x - lo)),
+                       "slack t >= 1": float(np.min(x[1:] - lo[1:])), "ok": float(np.min(x - lo)) >= -sl.tolerance(x)})
+    worst = min([r["slack"] for r in rows] + [r["slack"] for r in wc])
+    closest = min(wc, key=lambda r: r["slack t >= 1"])
+    bad = [r for r in rows + wc if not r["ok"]]
     eq = [r["gap_at_T"] for r in rows if r["law"] == "lower"]
     terms = _term_summary(rows, "e^{x0}", "C t")
     material = terms["sequences with both terms >= 25%"] >= 10  # issue 19 (asserted below)
-    record("holds" if not bad else "violated", observed=worst, bound=0.0, config={"sequences": len(rows), "T": T_SEQ, **terms},
+    record("holds" if not bad else "violated", observed=worst, bound=0.0, evidence="test", inside=True,
+           inside_reason=INSIDE_SCALAR, worst_case=True,
+           config={"sequences": len(rows), "T": T_SEQ, "worst-case grid": {"x0": "±" + str(WC_X0), "C": WC_C}, **terms},
            covers=["term: e^{x0}", "term: C t"] if material else [],
-           tightness=f"minimal slack {worst:.2e} ({len(bad)} violations); end gap when increments equal C e^(-x): median "
-                     f"{np.median(eq) if eq else float('nan'):.3g} (nearly attained)", table=(bad + rows)[:40])
+           tightness=(f"minimal slack {worst:.2e} over {len(rows)} drawn sequences and the exact infimum on {len(wc)} "
+                      f"(x0, C) ({len(bad)} violations; 0 is the t = 0 equality case); over t ≥ 1 closest at x0 = "
+                      f"{closest['x0']}, C = {closest['C']:g} (slack {closest['slack t >= 1']:.2e}); end gap when "
+                      f"increments equal C e^(-x): median {np.median(eq) if eq else float('nan'):.3g} (nearly attained)"),
+           table=(bad + wc + rows)[:60])
     assert not bad, bad[:3]
     assert material, terms
 
@@ -318,13 +366,24 @@ def test_h4_log_ratio_monotone(record):
     grid = np.geomspace(1e-4, 1e3, 30)
     pairs = [(a, b) for a in grid for b in grid if b >= a]
     gd = min(float(np.min(np.diff(sl.log_ratio(a, b, t)))) for a, b in pairs)
-    dmin = min(min(d for d, _ in worst), gd)
+    # adversarial search: the ratio depends on (u = at, k = b/a) only, so an exhaustive log grid of u ∈ [1e-8, 1e12]
+    # (2000 points) against k from the equality case k = 1 (ratio ≡ 1, differences exactly 0) through 1 + 1e-9 … 1e8
+    u = np.geomspace(1e-8, 1e12, 2000)
+    ks_ = np.concatenate([[1.0, 1 + 1e-9, 1 + 1e-6, 1 + 1e-3], np.geomspace(1.01, 1e8, 36)])
+    adv = {float(k): float(np.min(np.diff(sl.log_ratio(1.0, k, u)))) for k in ks_}
+    k_worst = min(adv, key=adv.get)
+    eq_case = adv[1.0]
+    dmin = min(min(d for d, _ in worst), gd, min(adv.values()))
     ends_ok = all(e for _, e in worst)
-    ok = dmin >= -1e-12 and ends_ok
-    record("holds" if ok else "violated", observed=dmin, bound=-1e-12,
+    ok = dmin >= -1e-12 and ends_ok and eq_case == 0.0
+    record("holds" if ok else "violated", observed=dmin, bound=-1e-12, evidence="test", inside=True,
+           inside_reason="a deterministic lemma: b ≥ a > 0 by construction of every example", worst_case=True,
            covers=["every b ≥ a > 0", "every t ≥ s > 0", "ratio within [a/b, 1]"],
-           config={"examples": len(worst), "grid_pairs": len(pairs), "t": "400 log-spaced in [1e-6, 1e8]"},
-           tightness="most negative successive difference over property examples and the grid (must be ≥ −1e-12)",
+           config={"examples": len(worst), "grid_pairs": len(pairs), "t": "400 log-spaced in [1e-6, 1e8]",
+                   "adversarial grid": "u = at: 2000 log-spaced in [1e-8, 1e12], k = b/a: 1 (equality), 1+1e-9 … 1e8"},
+           tightness=(f"most negative successive difference over property examples, the (a, b) grid and the (u, k) "
+                      f"search (must be ≥ −1e-12): {dmin:.2e}; the equality case k = 1 gives exactly {eq_case}; the "
+                      f"search's worst k = {k_worst:.6g}"),
            note=f"end values within [a/b, 1] for every example: {ends_ok}")
     assert ok
 
@@ -355,6 +414,7 @@ def test_rounding_allowance_matches_its_derivation(record):
         got = sl.tolerance(x)
         worst = max(worst, abs(got / ref - 1))
         rows.append({"T": T, "max |x|": float(np.abs(x).max()), "allowance": got, "derived here": ref})
-    record("holds" if worst <= 1e-12 else "violated", evidence="identity", observed=worst, bound=1e-12, table=rows,
+    record("holds" if worst <= 1e-12 else "violated", evidence="consistency", observed=worst, bound=1e-12, table=rows,
+           inside=True, inside_reason="a check of the rounding allowance against its derivation: no hypotheses",
            tightness="relative difference between the checks' rounding allowance and its derivation")
     assert worst <= 1e-12, rows

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from scipy import stats as st
 
-from fixtures import data as fdata
+from theory import data as fdata
 from theory.papers.kou2023 import setup as ks
 from theory.papers.kou2023.stable_rank import srank_from_gram
 from theory.sim import activations as acts

@@ -8,6 +8,7 @@ Monte-Carlo samplers batched over draws.
   (derived here; the paper's Bernstein constant is unspecified).
 - :func:`a2_failures` — Lemma A.2: does some i have |S_i^(0)| ∉ [0.4m, 0.6m]?
   (Hoeffding bound on the failure probability: 2n·e^{−m/50}, from 2·e^{−2m(0.1)²} per sample.)
+- :func:`holm`, :func:`hoeffding_p` — the multiple-testing rule (Holm) and a Hoeffding p-value the checks judge by.
 - :func:`h3_norms` — Lemma H.3: spectral norms of m×n matrices with i.i.d. ±½ entries (the centred
   indicator matrices of Lemma F.3) and their ψ₂ norm K = ½/√(ln 2).
 
@@ -104,3 +105,31 @@ def h3_norms(m: int, n: int, draws: int, *, generator=None, dtype=DEFAULT_DTYPE,
         out.append(torch.linalg.eigvalsh(small)[..., -1].clamp_min(0).sqrt())
         done += E
     return torch.cat(out)
+
+
+def holm(p_values, alpha: float) -> list[bool]:
+    """Holm's step-down procedure at family-wise level α: which hypotheses (p-values in any order) are rejected.
+
+    Sort the k p-values ascending; reject p_(j) while p_(j) < α/(k − j) (j = 0, 1, …) and stop at the first that is not.
+    The family-wise error rate is ≤ α under any dependence (as for Bonferroni, whose rejections are a subset of Holm's:
+    the same first step), so a check that fails when anything is rejected has the same false-alarm rate either way,
+    while a companion whose wrong versions must all be rejected gains power."""
+    ps = [float(p) for p in p_values]
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    if any(not 0 <= p <= 1 for p in ps):
+        raise ValueError(f"p-values must lie in [0, 1], got {ps}")
+    k, out = len(ps), [False] * len(ps)
+    for j, i in enumerate(sorted(range(k), key=lambda i: ps[i])):
+        if not ps[i] < alpha / (k - j):
+            break
+        out[i] = True
+    return out
+
+
+def hoeffding_p(mean: float, mu: float, n: int, value_range: float) -> float:
+    """Two-sided Hoeffding p-value of a sample mean of ``n`` i.i.d. values in an interval of length ``value_range``
+    against the exact mean ``mu``: min(1, 2 exp(−2n(mean − μ)²/range²)) (a valid, conservative p-value)."""
+    if n <= 0 or value_range <= 0:
+        raise ValueError(f"need n > 0 and value_range > 0, got {n}, {value_range}")
+    return min(1.0, 2.0 * math.exp(-2.0 * n * (mean - mu) ** 2 / value_range ** 2))

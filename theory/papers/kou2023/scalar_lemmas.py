@@ -9,6 +9,8 @@ log-ratio monotonicity of Lemma H.4.
 - :func:`printed_53` — Lemma 5.3 *as printed* (eqs. (5.6)–(5.7)) with exp(−x_0) in place of e^{x_0}
   (a typo: the printed upper bound is false for every x_0 > 0, already at t = 0).
 - :func:`log_ratio` — t ↦ log(1+at)/log(1+bt) of Lemma H.4 (non-decreasing when b ≥ a > 0).
+- :func:`sup_h1` — the exact supremum of x_t over every sequence allowed by Lemma H.1's hypothesis (the adversarial
+  worst case of H.1); the infimum for H.2 is the sequence with increments exactly C e^{−x_t} (law ``lower``).
 
 All arithmetic is float64 numpy; the bounds use ``logaddexp`` so large x_0 or t do not overflow.
 """
@@ -97,3 +99,22 @@ def log_ratio(a: float, b: float, t: np.ndarray) -> np.ndarray:
     """log(1+at)/log(1+bt) (Lemma H.4), computed with log1p for accuracy at small at."""
     t = np.asarray(t, float)
     return np.log1p(a * t) / np.log1p(b * t)
+
+
+def sup_h1(x0: float, C: float, T: int) -> np.ndarray:
+    """M_t = sup x_t over all sequences with x_t ≥ 0 and x_{t+1} − x_t ≤ C e^{−x_t} from x_0 = ``x0`` (t = 0..T).
+
+    The reachable set is {x0} at t = 0 and [0, M_t] after (any value in [0, f(x_t)], f(x) = x + C e^{−x}, is allowed),
+    and f is convex, so M_1 = f(x0) and M_{t+1} = max(f(0), f(M_t)) = max(C, M_t + C e^{−M_t}). For C > 1 the
+    maximum is not always the sequence with increments exactly C e^{−x} (dropping to 0 and jumping to C can be
+    higher), so this is the adversarial worst case of Lemma H.1, not one of the laws of :func:`sequence`."""
+    if not (T >= 1 and C > 0 and x0 >= 0):
+        raise ValueError(f"need T >= 1, C > 0 and x0 >= 0, got T={T}, C={C}, x0={x0}")
+    out = [float(x0)]
+    m = float(x0) + C * math.exp(-float(x0))
+    out.append(m)
+    exp = math.exp
+    for _ in range(T - 1):
+        m = max(C, m + C * exp(-m))
+        out.append(m)
+    return np.asarray(out)
