@@ -239,7 +239,7 @@ def test_logit_approximations(ctx, record):
     # q = 0 (lower) and q = 60 (upper, ratio → 1), both on the grids above
     pe, ne, me = 0.01, 5, 4
     Xe = torch.linalg.cholesky((1 - pe) * torch.eye(ne, dtype=torch.float64) + pe * torch.ones(ne, ne, dtype=torch.float64))
-    rho_e = torch.rand(me, ne, generator=torch.Generator().manual_seed(0), dtype=torch.float64) + 0.1  # (m, n) ≥ 0
+    rho_e = torch.rand(me, ne, generator=torch.Generator().manual_seed(0), dtype=torch.float64) + 0.1  # (m, n) ≥ 0; device-scan: deliberate (all-CPU check)
     Z0e = torch.full((me, ne), 5.0, dtype=torch.float64)
     Ze = Z0e + rho_e @ (Xe @ Xe.T / (Xe * Xe).sum(1)[:, None])  # ⟨w, x_i⟩ = Z⁰ + Σ_i' ρ_i' ⟨x_i', x_i⟩/‖x_i'‖²
     lhs_e = (Ze.mean(0) - (Z0e + rho_e).mean(0)).abs()
