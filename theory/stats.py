@@ -271,3 +271,30 @@ def fit_affine(x, y, alpha: float = 0.01) -> AffineFit:
     t = st.t.ppf(1 - alpha / 2, x.size - 2)
     b, a, sb, sa = float(res.slope), float(res.intercept), float(res.stderr), float(res.intercept_stderr)
     return AffineFit(b, a, sb, sa, (float(b - t * sb), float(b + t * sb)), (float(a - t * sa), float(a + t * sa)), x.size)
+
+
+def holm(p_values, alpha: float) -> list[bool]:
+    """Holm's step-down procedure at family-wise level ``alpha``: which hypotheses (``p_values``, in any order) are
+    rejected.
+
+    Sort the k p-values ascending; reject p_(j) while p_(j) < α/(k − j) (j = 0, 1, …) and stop at the first that is not.
+    The family-wise error rate is ≤ α under any dependence (as for Bonferroni, whose rejections are a subset of Holm's:
+    the same first step), so a check that fails when anything is rejected has the same false-alarm rate either way,
+    while a companion whose wrong versions must all be rejected gains power.
+
+    >>> holm([0.001, 0.04, 0.02], alpha=0.05)   # 0.001 < 0.05/3, 0.02 < 0.05/2, 0.04 < 0.05/1
+    [True, True, True]
+    >>> holm([0.001, 0.04, 0.03], alpha=0.05)   # 0.03 >= 0.025: stop
+    [True, False, False]
+    """
+    ps = [float(p) for p in p_values]
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    if any(not 0 <= p <= 1 for p in ps):
+        raise ValueError(f"p-values must lie in [0, 1], got {ps}")
+    k, out = len(ps), [False] * len(ps)
+    for j, i in enumerate(sorted(range(k), key=lambda i: ps[i])):
+        if not ps[i] < alpha / (k - j):
+            break
+        out[i] = True
+    return out

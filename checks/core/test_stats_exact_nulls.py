@@ -409,3 +409,21 @@ def test_mixture_cdf_positive_against_closed_form_and_simulation(q, p_on):
     emp_cdf = (draws[:, None] <= t[None, 1:-1]).mean(0)
     se = np.sqrt(got[1:-1] * (1 - got[1:-1]) / draws.size) + 1e-12
     assert np.all(np.abs(emp_cdf - got[1:-1]) <= 4.5 * se), (emp_cdf, got[1:-1])
+
+
+def test_holm_against_its_definition_by_enumeration():
+    """theory.stats.holm (shared by kou and wang families) against Holm's rule written out: reject H_i iff every
+    p-value no larger than p_i (ties included) is below α/(k − its rank) — on every pattern of a small grid."""
+    import itertools
+
+    from theory.stats import holm
+
+    grid = [0.0, 0.004, 0.01, 0.0125, 0.02, 0.03, 0.05, 0.2]
+    for k in (1, 2, 3):
+        for ps in itertools.product(grid, repeat=k):
+            order = sorted(range(k), key=lambda i: ps[i])
+            rank = {i: r for r, i in enumerate(order)}
+            want = [all(ps[j] < 0.05 / (k - rank[j]) for j in order[:rank[i] + 1]) for i in range(k)]
+            assert holm(list(ps), 0.05) == want, ps
+    with pytest.raises(ValueError):
+        holm([0.5], 1.0)

@@ -22,6 +22,7 @@ import torch
 
 from theory.device import DEFAULT_DTYPE
 from ...device import draw
+from ...stats import holm  # noqa: F401  (Holm's procedure, one copy for every paper)
 
 PSI2_HALF = 0.5 / math.sqrt(math.log(2.0))  # ‖±½‖_{ψ₂}: E exp(¼/t²) = 2 ⇔ t = ½/√ln 2
 
@@ -105,26 +106,6 @@ def h3_norms(m: int, n: int, draws: int, *, generator=None, dtype=DEFAULT_DTYPE,
         out.append(torch.linalg.eigvalsh(small)[..., -1].clamp_min(0).sqrt())
         done += E
     return torch.cat(out)
-
-
-def holm(p_values, alpha: float) -> list[bool]:
-    """Holm's step-down procedure at family-wise level α: which hypotheses (p-values in any order) are rejected.
-
-    Sort the k p-values ascending; reject p_(j) while p_(j) < α/(k − j) (j = 0, 1, …) and stop at the first that is not.
-    The family-wise error rate is ≤ α under any dependence (as for Bonferroni, whose rejections are a subset of Holm's:
-    the same first step), so a check that fails when anything is rejected has the same false-alarm rate either way,
-    while a companion whose wrong versions must all be rejected gains power."""
-    ps = [float(p) for p in p_values]
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    if any(not 0 <= p <= 1 for p in ps):
-        raise ValueError(f"p-values must lie in [0, 1], got {ps}")
-    k, out = len(ps), [False] * len(ps)
-    for j, i in enumerate(sorted(range(k), key=lambda i: ps[i])):
-        if not ps[i] < alpha / (k - j):
-            break
-        out[i] = True
-    return out
 
 
 def hoeffding_p(mean: float, mu: float, n: int, value_range: float) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import torch
+from ...stats import holm  # noqa: F401  (Holm's procedure, one copy for every paper)
 
 
 def lemB2_bounds(m: int, n: int, q: float, delta: float) -> dict:
@@ -44,22 +45,3 @@ def eq110_epsilon(m: int, delta: float, M: float = 1.0, factor: float = 2.0) -> 
     """Eq. (110): deviation √(factor·M⁴ log(2/δ)/m) (printed factor 2; Hoeffding would be 1/2)."""
     return math.sqrt(factor * M ** 4 * math.log(2 / delta) / m)
 
-
-def holm(p_values, alpha: float) -> list[bool]:
-    """Holm's step-down procedure at family-wise level α: which of the hypotheses (p-values in any order) are rejected.
-
-    Sort the k p-values ascending; reject p_(j) while p_(j) < α/(k − j) (j = 0, 1, …) and stop at the first that is not.
-    The family-wise error rate is ≤ α under any dependence between the tests, as for Bonferroni (whose rejections are a
-    subset of Holm's: the same first step), so a check that fails when anything is rejected has the same false-alarm
-    rate either way, and a companion or a pinned pattern gains power."""
-    ps = [float(p) for p in p_values]
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    if any(not 0 <= p <= 1 for p in ps):
-        raise ValueError(f"p-values must lie in [0, 1], got {ps}")
-    k, out = len(ps), [False] * len(ps)
-    for j, i in enumerate(sorted(range(k), key=lambda i: ps[i])):
-        if not ps[i] < alpha / (k - j):
-            break
-        out[i] = True
-    return out
