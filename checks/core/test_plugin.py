@@ -63,7 +63,7 @@ def test_missing_claim_marker_is_an_error(tmp_path):
 def test_records_merged_into_results_json(tmp_path, workers):
     body = ("import pytest\n"
             "@pytest.mark.claim('kou2023/lem-5.2')\n@pytest.mark.parametrize('k', range(4))\n"
-            "def test_a(record, k):\n    record('holds', observed=k * 1e-15, bound=1e-12, config={'k': k})\n")
+            "def test_a(record, k):\n    record('holds', evidence='test', inside=True, inside_reason='demo run', observed=k * 1e-15, bound=1e-12, config={'k': k})\n")
     r = _run(tmp_path, body, *workers)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads((tmp_path / "rep" / "results.json").read_text())
@@ -78,7 +78,7 @@ def test_a_test_cut_off_in_its_call_is_incomplete_not_passed(tmp_path):
     """An interrupt inside a test's call (SIGINT at .ci/gpu-full's deadline) leaves no call report: results.json must
     say "incomplete" for that test, next to the tests that did finish."""
     body = ("import pytest\n@pytest.mark.claim('kou2023/lem-5.2')\ndef test_a(record):\n"
-            "    record('holds', observed=0.0, bound=1.0)\n"
+            "    record('holds', evidence='test', inside=True, inside_reason='demo run', observed=0.0, bound=1.0)\n"
             "@pytest.mark.claim('kou2023/lem-5.2')\ndef test_b():\n    raise KeyboardInterrupt\n")
     _run(tmp_path, body)
     doc = json.loads((tmp_path / "rep" / "results.json").read_text())

@@ -65,11 +65,11 @@ from theory import ClaimViolation, assert_claim
 def test_passes(record, ctx):
     X, lab = real.load_mnist(os.environ["THEORY_MNIST"], os.environ["THEORY_MNIST_LABELS"])
     assert ctx.full and ctx.smoke and ctx.pick(quick=1, full=2) == 1
-    record("holds", observed=float(X.shape[0]), bound=float(ctx.size(60_000)))
+    record("holds", evidence="test", inside=True, inside_reason="demo run", observed=float(X.shape[0]), bound=float(ctx.size(60_000)))
 
 @pytest.mark.claim("kou2023/lem-5.2")
 def test_failed_assert(record, ctx):
-    record("violated", observed=2.0, bound=1.0)
+    record("violated", evidence="test", inside=True, inside_reason="demo run", observed=2.0, bound=1.0)
     assert ctx.size(100) > 50, "verdict at reduced size"
 
 @pytest.mark.claim("kou2023/lem-5.2")
@@ -100,7 +100,7 @@ def test_smoke_run_end_to_end(tmp_path):
     (d / "__init__.py").write_text("")
     (d / "test_full_branch.py").write_text(BODY)
     (d / "test_quick_only.py").write_text("import pytest\n@pytest.mark.claim('kou2023/lem-5.2')\n"
-                                          "def test_q(record):\n    record('holds', observed=1.0, bound=2.0)\n")
+                                          "def test_q(record):\n    record('holds', evidence='test', inside=True, inside_reason='demo run', observed=1.0, bound=2.0)\n")
     (tmp_path / "conftest.py").write_text((ROOT / "conftest.py").read_text())
     rep = tmp_path / "rep"
     cmd = [sys.executable, "-m", "pytest", "checks", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-rs",

@@ -91,7 +91,7 @@ def test_mean_bound(record, n):
     x = torch.rand(n, generator=g, dtype=torch.float64)
     obs = float(x.mean())
     bound = (0.5 + 3 / math.sqrt(n)) * float(os.environ.get("DEMO_BOUND_SCALE", "1"))
-    record("holds" if obs <= bound else "violated", observed=obs, bound=bound, config={"n": n},
+    record("holds" if obs <= bound else "violated", evidence="test", inside=True, inside_reason="demo run", observed=obs, bound=bound, config={"n": n},
            tightness="observed mean / bound")
     wrong = 0.5 - 3 / math.sqrt(n)
     record("holds" if obs > wrong else "violated", role="companion", observed=obs, bound=wrong, config={"n": n},
@@ -105,7 +105,7 @@ def test_rate(record):
     err = ns ** -0.5 * torch.exp(0.05 * torch.randn(4, generator=g, dtype=torch.float64))
     lx, ly = torch.log(ns), torch.log(err)  # closed-form least squares: the same bits in any process (a LAPACK
     slope = float(((lx - lx.mean()) * (ly - ly.mean())).sum() / ((lx - lx.mean()) ** 2).sum())  # solve may not be)
-    record("holds" if abs(slope + 0.5) < 0.2 else "violated", observed=slope, bound=-0.5,
+    record("holds" if abs(slope + 0.5) < 0.2 else "violated", evidence="test", inside=True, inside_reason="demo run", observed=slope, bound=-0.5,
            tightness="fitted exponent vs stated", hypotheses={"99% CI": [slope - 0.1, slope + 0.1]})
 
 
@@ -116,7 +116,7 @@ def test_identity(record, d):
     v = torch.randn(d, generator=g, dtype=torch.float64)
     err = abs(float((v * v).sum()) - float(torch.linalg.norm(v)) ** 2) / float((v * v).sum())
     tol = 1e-13
-    record("holds" if err <= tol else "violated", observed=err, bound=tol, config={"d": d},
+    record("holds" if err <= tol else "violated", evidence="test", inside=True, inside_reason="demo run", observed=err, bound=tol, config={"d": d},
            tightness="relative error / tolerance")
     assert err <= tol
 
@@ -126,7 +126,7 @@ def test_identity(record, d):
 def test_printed_constant(record):
     g = record.generator()
     mx = float(torch.rand(50, generator=g, dtype=torch.float64).max())
-    record("expected-failure", observed=mx, bound=0.5, finding="the maximum of 50 draws exceeds 1/2",
+    record("expected-failure", evidence="test", inside=True, inside_reason="demo run", observed=mx, bound=0.5, finding="the maximum of 50 draws exceeds 1/2",
            finding_type="false-as-stated")
     assert_claim(mx <= 0.5, f"max {mx:.3f} > 1/2")
 
@@ -135,9 +135,9 @@ def test_printed_constant(record):
 def test_coin(record, ctx):
     u = float(torch.rand(1, generator=record.generator(), dtype=torch.float64))
     if ctx.seed % 2 == 0:  # by construction: holds at even seeds, inconclusive at odd ones
-        record("holds", observed=u, bound=0.5)
+        record("holds", evidence="test", inside=True, inside_reason="demo run", observed=u, bound=0.5)
     else:
-        record("inconclusive", observed=u, bound=0.5, finding_type="inconclusive", note="tails: no power")
+        record("inconclusive", evidence="test", inside=True, inside_reason="demo run", observed=u, bound=0.5, finding_type="inconclusive", note="tails: no power")
 '''
 
 

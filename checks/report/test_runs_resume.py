@@ -20,20 +20,20 @@ import pytest
 
 @pytest.mark.claim("demo2026/rem-5")
 def test_cut(record):
-    record("holds", observed=0.1, bound=0.5, config={"part": "before the cut"})
+    record("holds", evidence="test", inside=True, inside_reason="demo run", observed=0.1, bound=0.5, config={"part": "before the cut"})
     mode = os.environ.get("DEMO_CUT", "")
     if mode == "interrupt":
         raise KeyboardInterrupt
     if mode == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
-    record("holds", observed=0.2, bound=0.5, config={"part": "after the cut"})
+    record("holds", evidence="test", inside=True, inside_reason="demo run", observed=0.2, bound=0.5, config={"part": "after the cut"})
 '''
 AFTER = '''import pytest
 
 
 @pytest.mark.claim("demo2026/rem-5")
 def test_after(record):
-    record("holds", observed=0.3, bound=0.5, config={"part": "a later file"})
+    record("holds", evidence="test", inside=True, inside_reason="demo run", observed=0.3, bound=0.5, config={"part": "a later file"})
 '''
 FILES = {"test_m_cut.py": CUT, "test_z_after.py": AFTER}
 CUT_ID = "checks/demo2026/test_m_cut.py::test_cut"
