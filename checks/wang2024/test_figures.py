@@ -842,7 +842,9 @@ N_PERM_LINE = {"quick": 50000, "full": 100000}
 
 
 def _n_perm_line(ctx) -> int:
-    return ctx.pick(quick=N_PERM_LINE["quick"], full=N_PERM_LINE["full"])
+    """Permutations per line: the full count wherever full-only branches run (the smoke run's MNIST grid has the
+    full profile's lines, so its per-line level needs them too)."""
+    return N_PERM_LINE["full"] if ctx.full else N_PERM_LINE["quick"]
 
 
 def _fig6_ok(width, qax, alpha_line):

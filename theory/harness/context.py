@@ -74,9 +74,10 @@ class RunContext:
     def seed_for(self, claim_id: str, config=None) -> int:
         return derive_seed(claim_id, config, self.seed)
 
-    def generator(self, claim_id: str, config=None) -> torch.Generator:
+    def generator(self, claim_id: str, config=None, device=None) -> torch.Generator:
         """A CPU generator seeded from (claim ID, configuration, --seed): the same draws on every run device. Draw
-        with :func:`theory.device.draw` (made on the CPU, moved to ``ctx.device``); issue 33."""
+        with :func:`theory.device.draw` (made on the CPU, moved to ``ctx.device``); issue 33. ``device`` is accepted
+        for callers written before that and ignored: every generator of the policy is a CPU generator."""
         return _device.generator(self.seed_for(claim_id, config))
 
     def tensor(self, data, dtype=None):
