@@ -72,6 +72,16 @@ def _kendall_S(x, y) -> int:
     return sum(int(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j])) for i, j in itertools.combinations(range(len(x)), 2))
 
 
+def _kendall_law(x) -> tuple[Counter, dict]:
+    """The exact null law of S over all orders of ``range(len(x))`` (counts), and one order attaining each value."""
+    law, rep = Counter(), {}
+    for p in itertools.permutations(range(len(x))):
+        s = _kendall_S(x, p)
+        law[s] += 1
+        rep.setdefault(s, p)
+    return law, rep
+
+
 def _mc_size(weights: dict, tails: dict, B: int, alpha: float, seeds: int) -> tuple[float, float]:
     """Exact size of a Monte Carlo permutation test p = (1 + hits)/(1 + B), hits ~ Bin(B, q_v) at statistic value v
     with exact tail q_v = P(T ≥ v): Σ_v w_v · P(1 + Bin(B, q_v) < α(1 + B)); and the standard deviation of the
@@ -272,11 +282,7 @@ def test_kendall_trend_exact_small_n(n):
     """Tie-free: scipy's exact Kendall p equals the tail of S over all n! orders (both alternatives); the perfect
     ordering gives 1/n!, and the size at α = 0.01, 0.05 is ≤ α."""
     x = np.arange(n, dtype=float)
-    law, rep = Counter(), {}
-    for p in itertools.permutations(range(n)):
-        s = _kendall_S(x, p)
-        law[s] += 1
-        rep.setdefault(s, p)
+    law, rep = _kendall_law(x)
     total = math.factorial(n)
     sizes = {0.01: 0.0, 0.05: 0.0}
     for s, p in rep.items():
@@ -368,11 +374,7 @@ def test_kendall_permutation_with_ties_extremes_and_size():
     assert pbest > 0 and abs(pbest - 1 / 720) <= 4.5 * math.sqrt(1 / 720 / 20000) + 1 / 20001
     n, B, alpha = 5, 199, 0.05
     xs = np.arange(n, dtype=float)
-    lawn, rep = Counter(), {}
-    for p in itertools.permutations(range(n)):
-        s = _kendall_S(xs, p)
-        lawn[s] += 1
-        rep.setdefault(s, p)
+    lawn, rep = _kendall_law(xs)
     w = {s: c / 120 for s, c in lawn.items()}
     tails = {s: sum(c for v, c in lawn.items() if v >= s) / 120 for s in lawn}
     seeds = range(10)
