@@ -178,12 +178,12 @@ def _measurement_keys(records: list[dict]) -> list[tuple]:
 def test_headline(records: list[dict], kind_of_claim) -> dict | None:
     """The record that stands for one test in the seeds × checks table (not a verdict): its worst as-stated check
     record inside the hypotheses, preferring one with a figure."""
-    from ..analysis.verdicts import SEVERITY
     from ..analysis.tightness import figure
+    from ..analysis.verdicts import SEVERITY, inside
 
     checks = [r for r in records if r.get("role", "check") == "check"]
-    stated = [r for r in checks if r.get("reading", "as-stated") == "as-stated" and r.get("inside", True) is True] \
-        or [r for r in checks if r.get("reading", "as-stated") == "as-stated"] or checks
+    as_stated = [r for r in checks if r.get("reading", "as-stated") == "as-stated"]
+    stated = [r for r in as_stated if inside(r) is True] or as_stated or checks
     if not stated:
         return None
     return max(stated, key=lambda r: (SEVERITY.get(r.get("verdict"), 0),
