@@ -80,7 +80,7 @@ def _relu_c0r(key, ctx, p):
 
 
 def relu_c0r(ctx, p: float = 0.005) -> ks.KouRun:
-    """C0-R (ReLU, D-G(p), m = 40) — p = 0.005 gives C_data = 20."""
+    """C0-R (ReLU, D-G(p), m = 300 ≥ Theorem 4.3's width condition) — p = 0.005 gives C_data = 20."""
     return _relu_c0r(_key(ctx), ctx, p)
 
 

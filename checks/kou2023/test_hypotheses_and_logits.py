@@ -102,6 +102,11 @@ def test_hypothesis_report_and_stress(ctx, record):
         for key, want in (("C_data_R", cr), ("C_data_L", cr * cfg.gamma ** 4)):
             got = inside[name][key]
             assert (got == want == math.inf) or math.isclose(got, want, rel_tol=1e-12), (name, key, got, want)
+        if name == "C0-R":  # Theorem 4.3's width condition m ≥ 50 log(2n/δ) (265 at n = 10, δ = 0.1) is in the report
+            w = 50 * math.log(2 * cfg.n / cfg.delta)
+            assert inside[name]["conditions"]["width"] and cfg.m >= w, (cfg.m, w)
+            narrow = ks.hypotheses(cfg.replace(m=40), data, net.W[:, :, :40], ks.default_eta(cfg.replace(m=40), data))
+            assert not narrow["conditions"]["width"] and any("width m=40" in r for r in narrow["outside_reasons"])
         if name == "C0-O":  # control: a draw off Lemma A.2's event (every neuron active on every e_i) is outside
             off = ks.hypotheses(cfg, data, net.W.abs(), ks.default_eta(cfg, data))
             assert not off["inside"] and not off["event_A2"], off["outside_reasons"]

@@ -148,10 +148,12 @@ class KouConfig:
                 self.labels, *([list(self.digits)] if self.data == "D" else []), *extra]
 
 
-# Catalog standard configurations (cheap): C0-L, C0-R, C0-O.
+# Catalog standard configurations (cheap): C0-L, C0-R, C0-O. The ReLU ones have m = 300 ≥ 50 log(2n/δ) = 265
+# (n = 10, δ = 0.1: Theorem 4.3's width condition with Lemma A.2's constant, :func:`relu_width_min`); Theorem 4.1
+# (leaky) has no width condition. At d = 100 Lemma A.1's norm event holds for all 2m = 600 neurons in most draws.
 C0_L = KouConfig(n=10, d=100, m=20, act="leaky_relu", gamma=0.5, sigma0=0.01, data="G")
-C0_R = KouConfig(n=10, d=100, m=40, act="relu", sigma0=0.01, data="G")
-C0_O = KouConfig(n=10, d=60, m=40, act="relu", sigma0=0.01, data="O")
+C0_R = KouConfig(n=10, d=100, m=300, act="relu", sigma0=0.01, data="G")
+C0_O = KouConfig(n=10, d=100, m=300, act="relu", sigma0=0.01, data="O")
 
 
 @dataclass
@@ -312,6 +314,11 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
             "beta": bool(beta.max() * tol <= beta_lim), "C_sigma": bool(C_sigma.min() >= C_SIGMA_MIN * tol),
             "balanced": npos == nneg, "independent": bool(st.diag_dominant or _independent(data)),
             "event_A1": bool(ev["A1"].all()), "event_A2": bool(ev["A2"].all())}
+    # Theorem 4.3 (ReLU) states "m ≥ C log(n/δ)"; the only constant the paper gives for it is Lemma A.2's 50 log(2n/δ).
+    # Theorem 4.1 (leaky) has no width condition. Lemma A.1's d = Ω(log(mn/δ)) has no constant: its event is checked.
+    m_width = relu_width_min(n, cfg.delta)
+    if cfg.act == "relu":
+        cond["width"] = bool(m >= m_width)
     if not cond["C_data"]:
         reasons.append(f"C_data={c_data:.3g} < {C_DATA_MIN:g} (data not orthogonal enough)")
     if not cond["C_eta"]:
@@ -322,6 +329,9 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
         reasons.append(f"C_sigma={C_sigma.min():.3g} < {C_SIGMA_MIN:g} (sigma0={s0.max():.3g} above "
                        f"{'γ' if g > 0 else ''}/({C_SIGMA_MIN:g} R_max √log(mn/δ)) = "
                        f"{(g if g > 0 else 1.0) / (C_SIGMA_MIN * st.R_max * logt):.3g})")
+    if not cond.get("width", True):
+        reasons.append(f"width m={m} < 50 log(2n/δ) = {m_width:.0f} (Theorem 4.3's m ≥ C log(n/δ) with Lemma A.2's "
+                       f"constant, δ={cfg.delta:g})")
     if not cond["balanced"]:
         reasons.append(f"unbalanced labels ({npos} vs {nneg})")
     if not cond["independent"]:
@@ -351,9 +361,17 @@ def hypotheses(cfg: KouConfig, data: KouData, W0: torch.Tensor, eta, *, sigma0s=
         "c_prime": float(m / max(S0.min(), 1)),
         "init_norms_ok": bool(ev["A1_norms"].all()), "diag_dominant": st.diag_dominant,
         "event_A1": bool(ev["A1"].all()), "event_A2": bool(ev["A2"].all()) if cfg.act == "relu" else None,
-        "m_for_A2 (50 log(2n/δ))": 50 * math.log(2 * n / cfg.delta),
+        "m_for_A2 (50 log(2n/δ))": m_width,
         "conditions": cond, "inside": not reasons, "outside_reasons": reasons,
     }
+
+
+def relu_width_min(n: int, delta: float) -> float:
+    """Theorem 4.3's width condition m ≥ C log(n/δ) with the constant of Lemma A.2 (the only one the paper gives):
+    50 log(2n/δ), e.g. 265 at n = 10 and 369 at n = 80 for δ = 0.1."""
+    if not (n >= 1 and 0 < delta < 1):
+        raise ValueError(f"need n ≥ 1 and δ ∈ (0, 1), got n={n}, delta={delta}")
+    return 50 * math.log(2 * n / delta)
 
 
 def beta_implied_by_c_sigma(m: int, n: int, delta: float, c_sigma: float = C_SIGMA_MIN) -> float:
