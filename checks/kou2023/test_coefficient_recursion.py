@@ -269,8 +269,9 @@ def _decomposition_unique(ew, record):
     ok = rel <= EXACT and obs <= 1
     # existence: W(t) − W(0) of weight-space GD lies in span{x_i}, so the recovered ρ rebuild W (a W off the span would
     # fail); uniqueness is the independence check below
+    # GD increments always lie in span{x_i}, so this can fail only through a bug: consistency
     record(claim="kou2023/def-5.1", verdict="holds" if rel <= EXACT else "violated", observed=rel, bound=EXACT,
-           config={"act": act, "t": T}, evidence="test", inside=True, inside_reason=INDEP, covers=[_PART[act]],
+           config={"act": act, "t": T}, evidence="consistency", inside=True, inside_reason=INDEP, covers=[_PART[act]],
            hypotheses=_hyp(ew), tightness="max |W − W(0) − Σ_i ρ_i x_i/‖x_i‖²| / max|W − W(0)| (decomposition (5.1))")
     # ρ ≈ ⟨Δw, x_i⟩ within R_min⁻²p Σ|ρ_other|: a triangle inequality, true for any coefficients (consistency)
     record(claim="kou2023/def-5.1", verdict="holds" if obs <= 1 else "violated", observed=obs, bound=1.0,

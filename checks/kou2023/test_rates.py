@@ -36,7 +36,9 @@ def test_orthogonal_leaky_one_over_t(ctx, record):
     wrong = run.cfg.m / run.eta.cpu().numpy() * float((1 / run.data.norms2).sum())  # mutation: no 1/(1+γ²)
     ok = np.abs(s - 1).max() <= 0.02 and rel.max() <= 0.01
     ins, why = ks.inside(run.hyp)
-    record("holds" if ok else "violated", observed=float(tL.max()), bound=float(ref.max()), config=run.cfg.as_dict(),
+    # the worst member of the rule: its t·L(T) off the derived limit per 1%, or its exponent off 1 per 0.02
+    record("holds" if ok else "violated", observed=max(float(rel.max()) / 0.01, float(np.abs(s - 1).max()) / 0.02),
+           bound=1.0, config=run.cfg.as_dict(), figure_kind="err/tol",
            evidence="test", inside=ins, inside_reason=why, covers=["p = 0: α = 1, L_S = O(1/t)"],  # "more orthogonal, faster" is a property of α's formula: untested
            hypotheses=run.hyp, tightness=f"exponent {s.round(4).tolist()}; t·L(T) {tL.round(4).tolist()} vs derived {ref.round(4).tolist()}",
            series={"L_S(W(t))": {"x": t[t >= 1].tolist(), "y": L[t >= 1, 0].tolist(), "xlabel": "step t",
@@ -70,17 +72,21 @@ def test_leaky_loss_exponent(ctx, record):
 
     ok_mono, vmax = nonincreasing(alpha)
     wrong_mono, _ = nonincreasing(alpha + 0.1)
-    ok = ok_mono and s.min() >= alpha - 0.02
+    ok = s.min() >= alpha - 0.02
     ins, why = ks.inside(run.hyp)
     record("holds" if ok else "violated", observed=float(s.min()), bound=alpha, config=cfg.as_dict(),
-           evidence="test", inside=ins, inside_reason=why,
-           covers=["prefactors: L·(t − T₁)^α bounded", "exponent α(c₁, γ, ε)"],
+           evidence="test", inside=ins, inside_reason=why, covers=["exponent α(c₁, γ, ε)"],
            hypotheses={**run.hyp, "c1_hat": c1, "T_stab_grid": Ts},
-           tightness=(f"exponent {s.min():.4f} vs α(ĉ₁={c1:.3f})={alpha:.5f} (ratio {s.min() / alpha:.3f}); "
-                      f"L·(t−T)^α non-increasing, max {vmax:.3f}"))
+           tightness=f"exponent {s.min():.4f} vs α(ĉ₁={c1:.3f})={alpha:.5f} (ratio {s.min() / alpha:.3f})")
+    # "L·(t − T₁)^α bounded" cannot fail on a finite run; that it does not increase over the last two decades is a
+    # stricter reading, beside the verdict (an independent read: a bounded but wiggly product would fail it)
+    record("holds" if ok_mono else "violated", observed=float(s.min()), bound=alpha, config=cfg.as_dict(),
+           evidence="test", inside=ins, inside_reason=why, reading="strict",
+           covers=["prefactors: L·(t − T₁)^α bounded"], rejects="the exponent α + 0.1 (the companion below)",
+           tightness=f"L·(t−T)^α non-increasing over the window: {ok_mono}, max {vmax:.3f}")
     record("holds" if not wrong_mono else "violated", role="companion", observed=alpha + 0.1, bound=float(s.min()),
            config=cfg.as_dict(), note=f"mutated exponent α+0.1: L·(t−T)^(α+0.1) is not non-increasing (rejected: {not wrong_mono})")
-    assert ok and not wrong_mono
+    assert ok and ok_mono and not wrong_mono
 
 
 def _alpha_R(run, c1: float) -> np.ndarray:

@@ -126,8 +126,9 @@ def test_leaky_log_norms_srank_and_loss(ctx, record):
                       f"{ref.round(4).tolist()} (max rel. dev {dev:.3%}, ≤ 3% required); window halves agree within "
                       f"{halves.max():.2%}"),
            series=_series(t, nr[:, 0, 0, 0], "‖w_{+1,1}(t)‖ (seed 0)", "neuron norm"))
-    record("holds" if ok_b else "violated", observed=float(Linf.max()), bound=1.0, evidence="test", inside=ins,
-           inside_reason=why, config=conf, hypotheses=hyp, covers=["(b) stable rank → 1"],
+    record("holds" if ok_b else "violated", observed=float(np.abs(Linf - 1).max()), bound=1e-3, evidence="test",
+           inside=ins, inside_reason=why, config=conf, hypotheses=hyp, covers=["(b) stable rank → 1"],
+           figure_kind="err/tol",
            tightness=f"extrapolated lim srank(W_j) = {Linf.round(6).tolist()}; end value {srk[-1].max():.6f} (rate: lem-C.3)",
            series=_series(t, srk[:, 0, 0] - 1, "srank(W_{+1}) − 1", "srank − 1", logy=True))
     record("holds" if ok_c else "violated", observed=float(s.min()), bound=alpha, covers=["(c) loss rate t^-α"],
@@ -572,16 +573,23 @@ def test_orthogonal_frozen_pattern_and_log_slope(ctx, record):
     qT = ((hT[:, 0] - hT[:, 1]).sum(1) / cfg.m * data.y).cpu().numpy()
     # the recursion is contracting; rounding adds ≲ m·u·|q| per step → ≤ 1e-9 relative over 1e6 steps
     rec_err = float(np.max(np.abs(z - qT) / np.abs(qT)))
-    ok = (a_viol == 0 and b_spread <= 1e-12 and c_frozen == 0.0 and judged.any()
-          and rel[judged].max() <= 0.03 and rec_err <= 1e-9)
+    # (a), (b), the freeze after (c) and the scalar recursion hold by construction on orthogonal data (each coefficient
+    # moves only through its own sample's term): consistency. (d) and the switch-off of (c) within the run can fail.
+    ok_cons = a_viol == 0 and b_spread <= 1e-12 and c_frozen == 0.0 and rec_err <= 1e-9
+    ok = bool(judged.any() and rel[judged].max() <= 0.03 and kc < len(t))
     rejected = bool(wrong_rel[judged].min() > 0.03)
     record("holds" if rejected else "violated", role="companion", observed=float(wrong_rel[judged].min()), bound=0.03,
            config=cfg.as_dict(), note="(d) with a limit 10% above m/|S_i^(0)|: the 3% criterion rejects every judged slope")
     ins, why = ks.inside(run.hyp)
+    record("holds" if ok_cons else "violated", observed=max(b_spread, rec_err), bound=1e-9, evidence="consistency",
+           inside=ins, inside_reason=why, config=cfg.as_dict(),
+           covers=["(a) inactive at init stays inactive", "(b) equal ρ̄ within S_i(0)"],
+           tightness=(f"(a) {a_viol} nonzero ρ on Z(0)<0; (b) spread within S_i {b_spread:.1e}; after (c) the switched-off "
+                      f"coefficients change by {c_frozen:.1e}; scalar recursion error {rec_err:.1e} (true by construction "
+                      "on orthogonal data: each coefficient moves only through its own sample's term)"))
     record("holds" if ok else "violated", observed=float(rel[judged].max()), bound=0.03, evidence="test", inside=ins,
            inside_reason=why, config=cfg.as_dict(), hypotheses=run.hyp,
-           covers=["(a) inactive at init stays inactive", "(b) equal ρ̄ within S_i(0)", "(c) opposite class switches off",
-                   "(d) ρ̄/log t → m/|S_i(0)|"],
+           covers=["(c) opposite class switches off", "(d) ρ̄/log t → m/|S_i(0)|"],
            table=[{"seed": e, "i": i, "|S_i|": int(Sn[e, i]), "m/|S_i|": float(lim[e, i]), "slope": float(slopes[e, i]),
                    "rel_err": float(rel[e, i]), "naive rho(T)/log T over limit": float(naive[e, i]),
                    "K_i T": float(K[e, i] * t[-1])} for e in range(min(cfg.E, 2)) for i in range(cfg.n)],
@@ -590,7 +598,7 @@ def test_orthogonal_frozen_pattern_and_log_slope(ctx, record):
                       f"(naive ratio only {naive.min():.2f}–{naive.max():.2f} of the limit); scalar recursion "
                       f"error {rec_err:.1e}"),
            series=_series(t, rb[:, 0, 0], "ρ̄_{y_1,r,1}(t)", "coefficient"))
-    assert ok
+    assert ok and ok_cons, (rel[judged].max() if judged.any() else None, kc, a_viol, b_spread, c_frozen, rec_err)
     assert rejected  # the 3% criterion rejects a 10%-wrong limit
 
 
@@ -753,7 +761,9 @@ def test_relu_above_leaky_on_orthogonal_data(ctx, record):
     k_off = int(np.argmax(off.all(1).cpu().numpy())) if bool(off[-1].all()) else len(t) - 1
     ok_pat = kept_viol == 0 and back_on == 0 and still_on == 0
     ins_r, why_r = ks.inside(run_r.hyp)
-    record("holds" if ok_pat else "violated", observed=kept_viol + back_on + still_on, bound=0, evidence="test",
+    # on orthogonal data each coefficient moves only through its own sample's term: the pattern follows from the
+    # initial one by construction (Lemma F.2), so this record is consistency
+    record("holds" if ok_pat else "violated", observed=kept_viol + back_on + still_on, bound=0, evidence="consistency",
            inside=ins_r, inside_reason=why_r,
            covers=["activation pattern determined by the initialization"], config=run_r.cfg.as_dict(),
            hypotheses=run_r.hyp,
