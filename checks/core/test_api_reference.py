@@ -15,9 +15,9 @@ import pytest
 # them, and more). The engines behind train.gd (theory.sim.gd_blocks, theory.sim.mlp_backprop) are internal.
 API_MODULES = ("theory.sim.activations", "theory.sim.ball", "theory.sim.extrapolate", "theory.sim.flow",
                "theory.sim.heun", "theory.sim.jacobian", "theory.sim.losses", "theory.sim.models", "theory.sim.ntk",
-               "theory.sim.spectra", "theory.sim.train", "theory.sim.trajectory", "theory.stats", "theory.records",
+               "theory.sim.spectra", "theory.sim.train", "theory.sim.trajectory", "theory.sim.graph_step", "theory.stats", "theory.records",
                "theory.data", "theory.data.synthetic", "theory.data.real", "theory.cli", "theory.cli.scaffold",
-               "theory.cli.registry", "theory.cli.docs_cmd")
+               "theory.cli.registry", "theory.cli.docs_cmd", "theory.cli.gpu_split")
 # the command modules' plumbing: their usage is the module docstring and --help
 CLI_PLUMBING = {"register", "run"}
 # Names still without an example or with undocumented arguments, each to be removed from this list when done

@@ -9,7 +9,7 @@ import argparse
 import importlib
 
 # Command modules, in the order ``--help`` lists them.
-MODULES = ("run_report", "registry", "scaffold", "merge_cmd", "diff_cmd", "mutate_cmd", "plan", "docs_cmd")
+MODULES = ("run_report", "registry", "scaffold", "merge_cmd", "diff_cmd", "mutate_cmd", "plan", "gpu_split", "docs_cmd")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     Args:
         argv: the arguments after ``python -m theory`` (default: ``sys.argv[1:]``); ``--help`` lists the
             commands: ``report``, ``render``, ``claims``, ``new``, ``merge``, ``durations``, ``diff``, ``mutate``,
-            ``plan``, ``docs``.
+            ``plan``, ``gpu-split``, ``docs``.
 
     >>> main(["new", "Smith", "unused-folder"])   # a bad paper id: status 2, the reason on stderr
     2

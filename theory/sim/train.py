@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from ..errors import DivergenceError
-from . import gd_blocks, losses, mlp_backprop
+from . import gd_blocks, graph_step, losses, mlp_backprop
 from .models import TwoClassNet, TwoLayerNet, check_inputs
 from .trajectory import Trajectory  # noqa: F401  (re-exported: train.Trajectory)
 from .trajectory import divergence_error
@@ -513,15 +513,27 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
     Z0t = Zt - torch.bmm(gram_e, Ct)  # Z(0)ᵀ (exactly Zt for a fresh state)
     s, h = torch.empty_like(Zt), torch.empty_like(Zt)  # reused buffers: no per-step allocation
     pl = act.kind == "pl"
-    first = None
-    for t in range(steps + 1):
+
+    def forward() -> torch.Tensor:  # the outputs u (E, N), with c_h σ'(Z_{h,i}) left in s
         act.slope_into(Zt, s)
         s.mul_(c_row)  # c_h σ'(Z_{h,i})
         if pl:
             torch.mul(Zt, s, out=h)  # c_h σ(Z) = c_h σ'(Z) Z
         else:
             torch.mul(act(Zt), c_row, out=h)
-        u = h.sum(-1)  # (E, N)
+        return h.sum(-1)  # (E, N)
+
+    def update(u: torch.Tensor) -> None:
+        Ct.addcmul_(s, losses.derivative(loss, u, y, validate=False).unsqueeze(-1) * step_size)  # C += dC
+        torch.baddbmm(Z0t, gram_e, Ct, out=Zt)  # Zᵀ = Z(0)ᵀ + G Cᵀ (G symmetric): Z = W Xᵀ with W = W(0) + C X
+
+    # on CUDA the step (forward and update, fixed shapes, in place) replays from a captured graph (issue 33)
+    replay = (graph_step.replayed(lambda: update(forward()), [Ct, Zt], Zt.device)
+              if graph_step.enabled(Zt.device, steps) else None)
+    first = None
+    for t in range(steps + 1):
+        looks = t in rec or t % guard_every == 0 or t == steps or every is not None
+        u = forward() if replay is None or looks else None
         if t in rec or t % guard_every == 0 or t == steps:
             cur = losses.loss(loss, u, y)
             if first is None:
@@ -533,8 +545,10 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
             every(t, state, u)
         if t == steps:
             break
-        Ct.addcmul_(s, losses.derivative(loss, u, y, validate=False).unsqueeze(-1) * step_size)  # C += dC
-        torch.baddbmm(Z0t, gram_e, Ct, out=Zt)  # Zᵀ = Z(0)ᵀ + G Cᵀ (G symmetric): Z = W Xᵀ with W = W(0) + C X
+        if replay is None:
+            update(u)
+        else:
+            replay()
     if write_back:
         W = state.weights()
         if hasattr(model, "a"):
