@@ -241,6 +241,31 @@ def _time_gd(dev, E, steps, engine, reps=3) -> float:
     return best / steps * 1e6
 
 
+def _time_gd_hidden(dev, E, steps, graphs: bool, reps=3) -> float:
+    """µs per step of ``train.gd_hidden`` (the Kou engine) on E Kou nets; ``graphs`` lets it replay its step from a
+    captured CUDA graph (``$THEORY_CUDA_GRAPHS``; only on CUDA, and only for ≥ graph_step.MIN_STEPS steps)."""
+    from .sim import graph_step
+
+    old = os.environ.get("THEORY_CUDA_GRAPHS")
+    os.environ["THEORY_CUDA_GRAPHS"] = "1" if graphs else "0"
+    try:
+        net, X, y = _kou_data(dev, E)
+        n = max(steps, graph_step.MIN_STEPS)
+        best = float("inf")
+        for _ in range(reps):
+            _sync(dev)
+            t = time.perf_counter()
+            train.gd_hidden(net, X, y, loss="logistic", lr=1.0, steps=n, record=[n], write_back=False)
+            _sync(dev)
+            best = min(best, time.perf_counter() - t)
+    finally:
+        if old is None:
+            os.environ.pop("THEORY_CUDA_GRAPHS", None)
+        else:
+            os.environ["THEORY_CUDA_GRAPHS"] = old
+    return best / n * 1e6
+
+
 class KouStep:
     """One fixed-shape GD step of E Kou nets on the logistic loss, written with preallocated tensors only (no Python
     branch on data, no host read), so that ``torch.cuda.CUDAGraph`` can capture it: the forward pass, the loss kept
@@ -304,7 +329,8 @@ def _graph(step, dev, steps) -> float:
 
 def bench_step(dev, steps: int, batch_E: int = 64, sizes=(1, 4, 16, 64, 256)) -> dict:
     """µs per GD step of one Kou net (n = 10, d = 784, m = 100) on ``dev``: ``train.gd`` eager (analytic and autograd
-    engines), the fixed-shape :class:`KouStep` eager and (CUDA only) replayed from a CUDA graph, each for one net and
+    engines), ``train.gd_hidden`` (the Kou engine) eager and (CUDA only) replaying its captured step, the fixed-shape
+    :class:`KouStep` eager and (CUDA only) replayed from a CUDA graph, each for one net and
     for ``batch_E`` restarts in one program (the ensemble axis); and the analytic engine's µs per step over ensemble
     sizes, with each size's nominal FLOPs per step (the crossover table)."""
     k = KOU
@@ -321,11 +347,14 @@ def bench_step(dev, steps: int, batch_E: int = 64, sizes=(1, 4, 16, 64, 256)) ->
             us[f"train.gd {engine} eager E={E}"] = round(_time_gd(dev, E, T, engine), 1)
         net, X, y = _kou_data(dev, E)
         us[f"fixed-shape step eager E={E}"] = round(_time_hand(KouStep(net, X, y, 1.0), dev, T), 1)
+        us[f"train.gd_hidden eager E={E}"] = round(_time_gd_hidden(dev, E, T, graphs=False), 1)
         if dev.type == "cuda":
             net, X, y = _kou_data(dev, E)
             us[f"fixed-shape step CUDA graph E={E}"] = round(_graph(KouStep(net, X, y, 1.0), dev, T), 1)
+            us[f"train.gd_hidden CUDA graph E={E}"] = round(_time_gd_hidden(dev, E, T, graphs=True), 1)
         else:
             us[f"fixed-shape step CUDA graph E={E}"] = "skipped: CUDA graphs need a CUDA device"
+            us[f"train.gd_hidden CUDA graph E={E}"] = "skipped: CUDA graphs need a CUDA device"
     for E in (1, batch_E):
         us[f"per member, train.gd analytic E={E}"] = round(us[f"train.gd analytic eager E={E}"] / E, 2)
     # the fixed-shape step against train.gd (same data, same rate): the benchmark times the same arithmetic
