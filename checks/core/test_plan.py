@@ -93,16 +93,22 @@ CASES = {  # kind, E, dims, N
 }
 
 
+def _run_measure(script: str, cases: dict, timeout: int, **env) -> dict:
+    """``script`` on ``cases`` in one fresh single-threaded process (glibc returning freed memory at once); its last
+    stdout line, as JSON. Skips where the peak resident set cannot be reset."""
+    if not pathlib.Path("/proc/self/clear_refs").exists():
+        pytest.skip("needs Linux /proc/self/clear_refs to reset the peak resident set")
+    r = subprocess.run([sys.executable, "-c", script, json.dumps(cases)], capture_output=True, text=True,
+                       timeout=timeout, cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT),
+                                                       "OMP_NUM_THREADS": "1", "MALLOC_MMAP_THRESHOLD_": "131072", **env})
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 @functools.lru_cache(maxsize=None)
 def _measured() -> dict:
     """Both configurations, one after the other, in one fresh process."""
-    if not pathlib.Path("/proc/self/clear_refs").exists():
-        pytest.skip("needs Linux /proc/self/clear_refs to reset the peak resident set")
-    r = subprocess.run([sys.executable, "-c", MEASURE, json.dumps(CASES)], capture_output=True, text=True,
-                       timeout=180, cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT),
-                                                   "OMP_NUM_THREADS": "1", "MALLOC_MMAP_THRESHOLD_": "131072"})
-    assert r.returncode == 0, r.stderr[-2000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return _run_measure(MEASURE, CASES, 180)
 
 
 def _measure(case):
@@ -268,14 +274,7 @@ E6_CASES = {  # m, L, pair seeds S (2S members in the He+LeCun family), Lanczos 
 
 @functools.lru_cache(maxsize=None)
 def _measured_e6() -> dict:
-    if not pathlib.Path("/proc/self/clear_refs").exists():
-        pytest.skip("needs Linux /proc/self/clear_refs to reset the peak resident set")
-    r = subprocess.run([sys.executable, "-c", MEASURE_E6, json.dumps(E6_CASES)], capture_output=True, text=True,
-                       timeout=300, cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT),
-                                                   "OMP_NUM_THREADS": "1", "MALLOC_MMAP_THRESHOLD_": "131072",
-                                                   "MALLOC_PERTURB_": "165"})
-    assert r.returncode == 0, r.stderr[-2000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return _run_measure(MEASURE_E6, E6_CASES, 300, MALLOC_PERTURB_="165")  # fill each allocation (see below)
 
 
 def test_declared_lanczos_peak_within_factor_2_of_measured():
