@@ -17,6 +17,7 @@ import torch
 
 from theory import data as fdata
 from theory.papers.kou2023 import init_probability as ip
+from theory.papers.kou2023.setup import relu_width_min
 from theory.stats import failure_rate_test
 
 # False-alarm budget (issue 32): kou2023's statistical checks together declare ≤ 0.0025 per run (the suite's Σα ≤ 0.01).
@@ -131,7 +132,8 @@ def test_a1_rejects_tightened_versions(ctx, record):
 def test_a2_active_set_sizes(ctx, record):
     """Lemma A.2: m ≥ 50 log(2n/δ) ⇒ P(some |S_i^(0)| ∉ [0.4m, 0.6m]) ≤ δ; compared with Hoeffding 2n e^{−m/50}."""
     draws = ctx.pick(quick=2000, full=40000)
-    m_thr = math.ceil(50 * math.log(2 * N / DELTA))
+    w_thr = relu_width_min(N, DELTA)  # the lemma's width 50 log(2n/δ)
+    m_thr = math.ceil(w_thr)
     gen = record.generator({"A2": 1})
     X = _X(100, gen, ctx)
     G, y = X @ X.T, fdata.balanced_labels(N, device=ctx.device)
@@ -159,7 +161,7 @@ def test_a2_active_set_sizes(ctx, record):
     record("holds" if ok else "violated", observed=at["fail_rate"], bound=DELTA, false_alarm=A2_ALPHA,
            evidence="test", inside=True,
            inside_reason=(f"Gaussian initialization by construction; judged against δ only at the widths m ≥ 50 log(2n/δ) "
-                          f"= {50 * math.log(2 * N / DELTA):.1f} (m = {[r['m'] for r in rows if r['inside']]}), the "
+                          f"= {w_thr:.1f} (m = {[r['m'] for r in rows if r['inside']]}), the "
                           "others reported, not judged (the Hoeffding bound, valid at every m, is judged at all)"),
            covers=["every width m ≥ 50 log(2n/δ)", "every i: 0.4m ≤ |S_i^(0)| ≤ 0.6m"],
            config={"n": N, "delta": DELTA, "draws": draws, "family alpha (Holm)": A2_ALPHA, "m_threshold": m_thr},
