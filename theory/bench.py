@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import time
+from unittest import mock
 
 import torch
 
@@ -246,23 +247,16 @@ def _time_gd_hidden(dev, E, steps, graphs: bool, reps=3) -> float:
     captured CUDA graph (``$THEORY_CUDA_GRAPHS``; only on CUDA, and only for ≥ graph_step.MIN_STEPS steps)."""
     from .sim import graph_step
 
-    old = os.environ.get("THEORY_CUDA_GRAPHS")
-    os.environ["THEORY_CUDA_GRAPHS"] = "1" if graphs else "0"
-    try:
-        net, X, y = _kou_data(dev, E)
-        n = max(steps, graph_step.MIN_STEPS)
-        best = float("inf")
+    net, X, y = _kou_data(dev, E)
+    n = max(steps, graph_step.MIN_STEPS)
+    best = float("inf")
+    with mock.patch.dict(os.environ, {"THEORY_CUDA_GRAPHS": "1" if graphs else "0"}):  # restored on exit
         for _ in range(reps):
             _sync(dev)
             t = time.perf_counter()
             train.gd_hidden(net, X, y, loss="logistic", lr=1.0, steps=n, record=[n], write_back=False)
             _sync(dev)
             best = min(best, time.perf_counter() - t)
-    finally:
-        if old is None:
-            os.environ.pop("THEORY_CUDA_GRAPHS", None)
-        else:
-            os.environ["THEORY_CUDA_GRAPHS"] = old
     return best / n * 1e6
 
 

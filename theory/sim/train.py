@@ -532,9 +532,9 @@ def gd_hidden(model, X: torch.Tensor, y: torch.Tensor, *, loss: str, lr, steps: 
               if graph_step.enabled(Zt.device, steps) else None)
     first = None
     for t in range(steps + 1):
-        looks = t in rec or t % guard_every == 0 or t == steps or every is not None
-        u = forward() if replay is None or looks else None
-        if t in rec or t % guard_every == 0 or t == steps:
+        guard = t in rec or t % guard_every == 0 or t == steps
+        u = forward() if replay is None or guard or every is not None else None
+        if guard:
             cur = losses.loss(loss, u, y)
             if first is None:
                 first = cur
