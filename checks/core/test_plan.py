@@ -8,7 +8,10 @@
 - the plan command on one real test: a row with the stand-in's estimate, and the trainer did not run;
 - a test's declared estimate of a peak outside its trainer calls (:func:`theory.cli.plan.declare`; zhu2022 E.6's Lanczos
   step sizes, issue 33): recorded only in a plan, and the E.6 formula within 2× of the measured peak of a cell, chunked
-  and in one batch (the formula of the computation before issue 33, which asked an H200 for 80 GiB).
+  and in one batch (the formula of the computation before issue 33, which asked an H200 for 80 GiB); likewise the
+  declared size of zhu2022's Theorem-1-at-init sweep (it calls no trainer, so a plan could not size it and a CUDA run
+  kept an hour of CPU work off the GPU), within 2× of one cell's measured peak with its input gradients chunked and
+  in one pass.
 
 The peak is the kernel's resident-set high-water mark (VmHWM, reset by writing 5 to /proc/self/clear_refs) in a
 fresh process, minus the resident set before the data and the model were made (after a warm-up call of the same
@@ -25,6 +28,7 @@ import sys
 import pytest
 import torch
 
+from theory import device
 from theory.cli import plan
 from theory.sim import models
 
@@ -52,11 +56,6 @@ import json, sys, torch
 from theory.sim import models, train
 from theory.cli.plan import estimate
 torch.set_num_threads(1)
-
-def status(key):
-    for line in open("/proc/self/status"):
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) * 1024
 
 def make(kind, E, dims, N, seed):
     g = torch.Generator().manual_seed(seed)
@@ -93,12 +92,22 @@ CASES = {  # kind, E, dims, N
 }
 
 
+MEASURE_PRELUDE = r'''
+def status(key):
+    """A /proc/self/status field in bytes (VmRSS: resident now, VmHWM: its high-water mark)."""
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+'''
+
+
 def _run_measure(script: str, cases: dict, timeout: int, **env) -> dict:
-    """``script`` on ``cases`` in one fresh single-threaded process (glibc returning freed memory at once); its last
-    stdout line, as JSON. Skips where the peak resident set cannot be reset."""
+    """``script`` (after :data:`MEASURE_PRELUDE`'s ``status``) on ``cases`` in one fresh single-threaded process
+    (glibc returning freed memory at once); its last stdout line, as JSON. Skips where the peak resident set cannot be
+    reset."""
     if not pathlib.Path("/proc/self/clear_refs").exists():
         pytest.skip("needs Linux /proc/self/clear_refs to reset the peak resident set")
-    r = subprocess.run([sys.executable, "-c", script, json.dumps(cases)], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-c", MEASURE_PRELUDE + script, json.dumps(cases)], capture_output=True, text=True,
                        timeout=timeout, cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT),
                                                        "OMP_NUM_THREADS": "1", "MALLOC_MMAP_THRESHOLD_": "131072", **env})
     assert r.returncode == 0, r.stderr[-2000:]
@@ -245,11 +254,6 @@ import fixtures.zhu2022 as fz
 torch.set_num_threads(1)
 cpu = torch.device("cpu")
 
-def status(key):
-    for line in open("/proc/self/status"):
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) * 1024
-
 def cfg(S):
     return {**fz.LAZY, "pair_seeds": S, "n": 20, "n_test": 128, "steps": 2}
 
@@ -296,18 +300,75 @@ def test_declared_lanczos_peak_within_factor_2_of_measured():
     assert all(not 0.5 <= no_lanczos / o["measured"] <= 2.0 for o in out.values()), (no_lanczos, out)
 
 
+MEASURE_INIT = r'''
+import json, sys, torch
+from theory.papers.zhu2022 import init_cells as ic
+torch.set_num_threads(1)
+
+def inputs(N, d):
+    x = torch.randn(N, d, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    return x / x.norm(dim=1, keepdim=True)
+
+ic.p0_over_eps(2, 10, 32, 3, "he", inputs(16, 10), 0.1, generator=torch.Generator().manual_seed(1))  # warm-up
+out = {}
+for name, (E, N, d, m, L, budget) in json.loads(sys.argv[1]).items():
+    x = inputs(N, d)
+    base = status("VmRSS")
+    open("/proc/self/clear_refs", "w").write("5")  # VmHWM := VmRSS
+    cell = ic.p0_over_eps(E, d, m, L, "he", x, 0.1, generator=torch.Generator().manual_seed(2), max_bytes=float(budget))
+    out[name] = {"measured": status("VmHWM") - base, "estimated": ic.cell_size(E, N, d, m, L, 8, float(budget))["bytes"]}
+    del cell
+print(json.dumps(out))
+'''
+INIT_CASES = {  # E, N, d, m, L, input_grads' budget: 14-row chunks (the nets dominate) or one pass (the activations)
+    "chunked": (8, 400, 10, 512, 6, 8 << 20),
+    "one pass": (8, 400, 10, 512, 6, 1e18),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _measured_init() -> dict:
+    return _run_measure(MEASURE_INIT, INIT_CASES, 300, MALLOC_PERTURB_="165")
+
+
+def test_declared_init_cell_peak_within_factor_2_of_measured():
+    """zhu2022 Theorem 1 at init: the declared peak of one cell (theory.papers.zhu2022.init_cells.cell_size) against
+    its measured peak (E = 8, N = 400, m = 512, L = 6: 1.05·10⁶ weights per member), input gradients in 14-row chunks
+    and in one pass (allocations filled, as for E.6). Companions, written apart from the formula: the nets alone
+    (itemsize·E·P) miss the one-pass peak by more than 2×, the one-pass activations alone (3·E·N·m·L) miss the
+    chunked peak, and the one-pass estimate misses the chunked peak (the chunking is real)."""
+    out = _measured_init()
+    for name, o in out.items():
+        ratio = o["estimated"] / o["measured"]
+        assert o["measured"] > 60 << 20, (name, o)
+        assert 0.5 <= ratio <= 2.0, (name, ratio, o)
+    E, N, d, m, L, _ = INIT_CASES["chunked"]
+    nets = 8 * E * (d * m + (L - 2) * m * m + m)
+    acts = 8 * 3 * E * N * m * L
+    assert not 0.5 <= nets / out["one pass"]["measured"] <= 2.0, (nets, out)
+    assert not 0.5 <= acts / out["chunked"]["measured"] <= 2.0, (acts, out)
+    assert out["one pass"]["estimated"] > 2 * out["chunked"]["measured"], out
+
+
 @pytest.mark.e2e
-def test_plan_shows_a_declared_lanczos_peak(tmp_path):
-    """``python -m theory plan --profile full`` on zhu2022's E.6 test: its row carries the declared estimate (the Lanczos
-    of the step sizes, not its first GD call's 6 MiB), under 40 GiB (issue 33: two such tests fit an 80 GB card), and
-    the test stopped at the declaration (no cell ran: a few seconds)."""
+def test_plan_shows_declared_peaks(tmp_path):
+    """``python -m theory plan --profile full`` on zhu2022's E.6 test and its Theorem-1-at-init sweep: each row carries
+    the declared estimate (E.6: the Lanczos of the step sizes, not its first GD call's 6 MiB; the init sweep: its
+    largest cell, m = 1024, L = 10, E = 400, where it had no row the placement could use), under 40 GiB (issue 33:
+    two such tests fit an 80 GB card) and above the crossover, and each test stopped at its declaration (no cell
+    ran: a few seconds)."""
     out = tmp_path / "plan.json"
     r = subprocess.run([sys.executable, "-m", "theory", "plan", "--profile", "full", "--device", "cuda", "--json",
-                        str(out), "-k", "test_e6_ntk_vs_he_similar"], capture_output=True, text=True, timeout=300,
-                       cwd=ROOT, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+                        str(out), "-k", "test_e6_ntk_vs_he_similar or test_init_term_bounds_stability_at_init"],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT,
+                       env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    rows = [x for x in json.loads(out.read_text())["rows"] if x["test"].endswith("test_e6_ntk_vs_he_similar")]
-    assert len(rows) == 1 and rows[0]["status"] == "planned", rows
-    e = rows[0]["estimate"]
-    assert e["trainer"].startswith("declared: E.6") and "Lanczos" in e["dominant"], e
-    assert 1 << 30 < e["bytes"] <= 40 << 30 and rows[0]["seconds"] < 60, rows
+    rows = {x["test"].rsplit("::", 1)[-1]: x for x in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"test_e6_ntk_vs_he_similar", "test_init_term_bounds_stability_at_init"}, rows
+    e6, init = rows["test_e6_ntk_vs_he_similar"], rows["test_init_term_bounds_stability_at_init"]
+    assert e6["estimate"]["trainer"].startswith("declared: E.6") and "Lanczos" in e6["estimate"]["dominant"], e6
+    assert init["estimate"]["trainer"].startswith("declared: Thm 1 at init") and "E=400" in init["estimate"]["shapes"], init
+    for row in (e6, init):
+        assert row["status"] == "planned" and 1 << 30 < row["estimate"]["bytes"] <= 40 << 30, row
+        assert row["estimate"]["gflop_per_step"] * 1e9 >= device.crossover_flops(), row
+        assert row["seconds"] < 60, row

@@ -21,7 +21,7 @@ from scipy import stats as st
 from fixtures import zhu2022 as fz
 from fixtures.controls import OPNORM_EXACT_TOL, OPNORM_LANCZOS_TOL, control_text, input_grad_control
 from theory import ClaimViolation, assert_claim
-from theory.papers.zhu2022 import lazy
+from theory.papers.zhu2022 import init_cells, lazy
 from theory.papers.zhu2022 import perturbation as pt
 from theory.papers.zhu2022 import schemes
 from theory.stats import fit_power
@@ -121,6 +121,7 @@ def test_init_term_bounds_stability_at_init(ctx, record):
     gen = record.generator({"t": "init"})
     X = draw(torch.randn, N, d, generator=gen, dtype=ctx.dtype, device=ctx.device)
     X = X / X.norm(dim=1, keepdim=True)
+    fz.declare_init_cells(E, N, d, widths, depths, len(INIT_SCHEMES), ctx.dtype)  # its size, for `theory plan`
     rows, worst = [], 0.0
     for m in widths:
         for L in depths:
@@ -128,9 +129,7 @@ def test_init_term_bounds_stability_at_init(ctx, record):
                 # the previous cell's net goes before the next is built: two nets of the full profile's m = 1024,
                 # L = 10 cell (E = 400: 25 GiB each) made this test's peak 53 GiB on an H200 (issue 33)
                 net = grads = None
-                net = schemes.build(E, d, m, L, 1, s, generator=gen, device=ctx.device)
-                grads = pt.input_grads(net, X)
-                P0 = float(pt.stability_scalar(grads, eps).mean()) / eps
+                P0, net, grads = init_cells.p0_over_eps(E, d, m, L, s, X, eps, generator=gen, device=ctx.device)
                 st_ = schemes.stds(s, d, m, L)
                 g = schemes.gamma(st_[1], m) if L > 2 else 1.0
                 T = pt.init_term(m, 1, st_[0], st_[-1], g, L)
