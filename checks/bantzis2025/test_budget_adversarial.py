@@ -22,6 +22,9 @@ import torch
 
 from theory.papers.bantzis2025 import localized as loc
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = {"bantzis2025/circle_deep_points": ["test_count_worst_case"]}
+
 SLACK = 1e-9     # float64: log-ratios of norms of ≤ 12×8 matrices, relative rounding ~1e-14
 
 

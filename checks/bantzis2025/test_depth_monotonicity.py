@@ -22,6 +22,11 @@ from theory.papers.bantzis2025 import opt_speed as O
 from ._data import dataset
 from ._shared import COLD_R, COLD_STEPS, COLD_WIDTH, POLISH_STEPS, POLISH_TOP, circle_cold_depths
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = {"bantzis2025/circle_cold_depths": ["test_optimal_speed_non_decreasing_in_depth",
+                                                "test_cold_start_speed_non_decreasing_in_depth",
+                                                "test_cold_start_depth_three_certifies_s2"]}
+
 REL = 1e-12  # float64: L0 is a sum of O(N·width) products of O(1) terms; rounding ≪ 1e-12 relative
 
 

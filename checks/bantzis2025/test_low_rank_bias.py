@@ -22,6 +22,11 @@ from theory.records import verdict_for
 from ._shared import PERTURB, circle_deep_points, circle_optimum
 from .test_budget_adversarial import count_ratio
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = {"bantzis2025/circle_deep_points": ["test_many_nearly_rank_one_layers", "test_prop33_on_optimum",
+                                                "test_thm31_comparison_rejects_tightened_constant",
+                                                "test_thm31_ratios_versus_bound"]}
+
 
 def _layer_rows(points, X, G, bound_fn, s_upper):
     """Per point and layer ℓ = 1..L: the Thm-3.1 ratios tail(W_ℓ), tail(Zσ_ℓ), ν_ℓ (the last two for ℓ < L) and the

@@ -18,6 +18,9 @@ from theory.stats import fit_affine, fit_power
 
 from ._shared import circle_deep_points
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = {"bantzis2025/circle_deep_points": ["test_conjectures_evidence"]}
+
 
 def _balances(ps):
     neuron = torch.cat([(ps[l] ** 2).sum(-1) - (ps[l + 1] ** 2).sum(-2) for l in range(len(ps) - 1)], 1)

@@ -42,6 +42,9 @@ from theory import ClaimViolation, assert_claim
 from theory.papers.kou2023 import empirical as emp
 from theory.papers.kou2023 import setup as ks
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = {"kou2023/sec6_width_runs": ["test_width_weak_effect_digits", "test_width_small_is_low_digits"]}
+
 CLAIM = "kou2023/rem-6"
 ALPHA = 0.01  # level of the width ordering and the MNIST protocol (tests that must reject: power, not declared)
 # Level of the slope and σ₀ ordering tests (_ordering_record): their Page p-values were ≤ 3.9e-6 at seeds 0-4, 11, 17

@@ -17,6 +17,9 @@ from scipy import stats as st
 from theory.papers.kou2023 import dynamics as kd
 from theory.papers.kou2023 import setup as ks
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = "kou2023/leaky_balance_c0l"
+
 # Relative slack of exact inequalities evaluated in float64 (the sides are sums of ≤ 1e6 positive
 # terms; relative rounding ≤ 1e6·2.2e-16 ≈ 2e-10 in the worst case, ~1e-13 typically).
 EXACT = 1e-10

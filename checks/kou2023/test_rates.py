@@ -21,6 +21,11 @@ from theory.stats import fit_power
 
 from ._rates_runs import leaky_long, orth_pair, relu_c0r, relu_c0r_every_step
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = {"kou2023/leaky_long": ["test_leaky_loss_exponent"],
+               "kou2023/orth_pair": ["test_orthogonal_leaky_one_over_t"],
+               "kou2023/relu_c0r": ["test_relu_loss_bound_g1", "test_relu_loss_polynomial_decay"]}
+
 
 @pytest.mark.claim("kou2023/rem-4.2")
 def test_orthogonal_leaky_one_over_t(ctx, record):

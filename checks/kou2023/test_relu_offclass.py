@@ -21,6 +21,9 @@ from theory.papers.kou2023 import setup as ks
 
 from ._rates_runs import relu_c0r_config
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = "kou2023/relu_offclass"
+
 CLAIMS = ("kou2023/lem-E.2", "kou2023/cor-E.3")
 # p > 0: "settled within the run" = the ratio's growth per decade, fitted by least squares on log t over the
 # geometric grid of the last decade, is at most 10 % of its value at T. Above it the ratio is still rising

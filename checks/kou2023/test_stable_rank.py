@@ -27,6 +27,12 @@ from theory.stats import fit_power
 
 from ._rates_runs import leaky_long, orth_pair
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = {"kou2023/leaky_long": ["test_leaky_log_norms_srank_and_loss", "test_leaky_srank_rate_and_certificate"],
+               "kou2023/orth_pair": ["test_orthogonal_frozen_pattern_and_log_slope",
+                                     "test_orthogonal_srank_predicted_limit_and_approach_to_2",
+                                     "test_orthogonal_srank_wrong_limits_rejected", "test_relu_above_leaky_on_orthogonal_data"]}
+
 
 def _series(t, y, name, ylabel, logy=False, plot=None):
     t = np.asarray(t, float)

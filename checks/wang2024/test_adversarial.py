@@ -20,6 +20,9 @@ from theory.papers.wang2024 import adversarial as adv
 from theory.papers.wang2024 import worstcase as wc
 from theory.stats import fit_affine
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = "wang2024/adversarial_runs"
+
 RADII = [1e-4, 1e-3, 1e-2, 0.05, 0.1, 0.3, 0.5, 1.0, 2.0]
 LIMIT_TOL = 1e-2  # catalog: fitted r → 0 limit within 1 % (the affine fit's O(r²) residual at r ≤ 1e-2 is ≲ 1e-3)
 # PGD stability: doubling the steps or the restarts may change R_rob − R per radius by at most this (relative).

@@ -41,6 +41,9 @@ from theory import ClaimViolation, assert_claim
 from theory import stats
 from theory.papers.wang2024 import figures as F
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = "wang2024/figure_grids"
+
 ETA, STEPS = 0.25, 80
 EPS = 0.1
 RECORD = [0, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80]

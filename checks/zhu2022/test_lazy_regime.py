@@ -27,6 +27,10 @@ from theory.papers.zhu2022 import schemes
 from theory.stats import fit_power
 from theory.device import draw
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = {"zhu2022/lazy_sweep": ["test_decomposition_after_training", "test_theorem1_bound_and_trends",
+                                  "test_lemma4_deviation_decay", "test_width_tradeoff_information"]}
+
 TREND_ALPHA = 0.01  # family-wise false-alarm rate of each group of trend tests (Bonferroni inside the group)
 RATIO_ALPHA = 2.5e-4  # family-wise level of the Welch lower bounds of dev(m)/dev(m_fit) (Bonferroni over the rows):
 # the finding sits ~10^200 beyond them and the flat control's bound stays ≤ 0.86 (seeds 39–67 at 0.01), so the lower

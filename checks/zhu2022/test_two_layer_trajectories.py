@@ -27,6 +27,9 @@ from theory.device import draw
 
 from ._references import k_reference
 
+# tests that compute one cached run: xdist keeps each group on one worker (theory.harness.shared_runs)
+SHARED_RUNS = "zhu2022/two_layer_runs"
+
 B1 = B2 = 1.0
 # The one reading of the illegible R_a every check of this file uses (tl.R_a_readings): (α/n)√(λ₀/(8nm)), the legible
 # fragment with the n the OCR prints before √(8nm) (α√(λ₀/(8nm)), tl.R_a_legible, drops it). Lemma 8's check records

@@ -27,6 +27,7 @@ from ..errors import ClaimViolation
 from ..records import Measurement, RecordWriter, merge
 from ..runs import resume as _resume
 from ..runs.provenance import provenance as _provenance
+from . import shared_runs
 from . import smoke as _smoke
 from .context import DEFAULT_SCALE, PROFILES, RunContext
 
@@ -113,6 +114,12 @@ def pytest_configure(config):
     config._theory_records = records
     config._theory_writer = RecordWriter(records, name) if records else None
     _resume.start(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Tests whose modules share a run (``SHARED_RUNS``) go to one worker (:mod:`theory.harness.shared_runs`)."""
+    return shared_runs.make_scheduler(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)
