@@ -8,7 +8,7 @@ whole machine for half an hour.
 
 A test module declares what it shares with a module-level string constant::
 
-    SHARED_RUNS = "kou2023/_rates_runs"
+    SHARED_RUNS = "wang2024/figure_grids"
 
 or, where only some of its tests share a run, a dict from group to test function names::
 
@@ -16,7 +16,8 @@ or, where only some of its tests share a run, a dict from group to test function
 
 Every test in the same group, across modules, is one unit of :class:`SharedRunScheduling` (xdist's ``loadscope``
 with the group as the scope): they run on one worker, one after the other, and the run is computed once. Every
-other test is its own unit, distributed as under ``load``. The constant is read from the module's source
+other test is its own unit, distributed as under ``load``; ``loadscope`` hands out the largest units first, so a
+long group starts at the beginning of the run. The constant is read from the module's source
 (:func:`declared`), without importing it: the xdist controller does not collect.
 
 The harness uses this scheduler whenever xdist distributes with its default mode (``-n N``, no ``--dist`` or
