@@ -34,7 +34,7 @@ def cell_size(E: int, N: int, d: int, m: int, L: int, itemsize: int = 8,
     Peak = itemsize × (E·P + max(E·m_l, rows·3·E·max(m, d)·L + 2·E·N·d)): the nets (P = d·m + (L − 2)·m² + m
     weights per member), and beside them the larger of the unscaled copy of the last layer drawn while the nets
     are built (E·m_l, m_l = m² for L > 2, else d·m) and one row chunk of :func:`pt.input_grads` (its kept
-    activations, ``rows`` rows of 3·E·max(m, d)·L, the rule of that function) with the gradients (E, N, d) and
+    activations, ``rows`` rows of 3·E·max(m, d)·L: :func:`pt.grad_chunk_rows`) with the gradients (E, N, d) and
     their chunks before they are concatenated. FLOPs: the forward pass and the input-only backward pass, 2·E·N·P
     each.
 
@@ -45,8 +45,7 @@ def cell_size(E: int, N: int, d: int, m: int, L: int, itemsize: int = 8,
     if min(E, N, d, m) < 1 or L < 2:
         raise ValueError(f"cell_size needs E, N, d, m >= 1 and L >= 2, got E={E}, N={N}, d={d}, m={m}, L={L}")
     P = d * m + (L - 2) * m * m + m
-    per_row = 3 * E * max(m, d) * L
-    rows = min(N, max(1, int(max_bytes // (per_row * itemsize))))
+    rows, per_row = pt.grad_chunk_rows(E, max(m, d), L, N, itemsize, max_bytes)
     build = E * (m * m if L > 2 else d * m)
     grads = rows * per_row + 2 * E * N * d
     side, what = max((build, "the last layer's unscaled draw"),

@@ -33,6 +33,18 @@ def c_d(d: int) -> float:
 GRAD_CHUNK_BYTES = 2 ** 30  # input_grads: the activations autograd keeps for one chunk of rows
 
 
+def grad_chunk_rows(E: int, width: int, layers: int, N: int, itemsize: int,
+                    max_bytes: float = GRAD_CHUNK_BYTES) -> tuple[int, int]:
+    """The rows of one :func:`input_grads` pass (at most N) and the elements its activations keep per row,
+    3·E·width·layers: the chunk rule, shared with the shape estimates of the zhu2022 checks that call it.
+
+    >>> grad_chunk_rows(400, 1024, 10, 1000, 8)
+    (10, 12288000)
+    """
+    per_row = 3 * E * width * layers
+    return min(N, max(1, int(max_bytes // (per_row * itemsize)))), per_row
+
+
 def input_grads(model, X: torch.Tensor, params=None, *, max_bytes: int = GRAD_CHUNK_BYTES) -> torch.Tensor:
     """∇_x f(x) at each row, (E, N, d), for a scalar-output model (exact, by autograd).
 
@@ -42,10 +54,8 @@ def input_grads(model, X: torch.Tensor, params=None, *, max_bytes: int = GRAD_CH
     ps = [p.detach() for p in (model.params if params is None else params)]
     E = ps[0].shape[0]
     Xe = (X.expand(E, *X.shape[-2:]) if X.dim() == 2 else X).detach()
-    width = max(max(p.shape[-2:]) for p in ps)
-    per_row = 3 * E * width * len(ps) * Xe.element_size()
-    rows = max(1, int(max_bytes // per_row))
     N = Xe.shape[1]
+    rows, _ = grad_chunk_rows(E, max(max(p.shape[-2:]) for p in ps), len(ps), N, Xe.element_size(), max_bytes)
     if rows >= N:
         return _input_grads_pass(model, Xe, ps)
     return torch.cat([_input_grads_pass(model, Xe[:, i:i + rows], ps) for i in range(0, N, rows)], dim=1)
