@@ -76,6 +76,16 @@ def _layers(params) -> tuple[int, list[tuple[int, int]]]:
     return E, out
 
 
+def shapes_text(E: int, N: int, dims) -> str:
+    """The plan's shape column: ensemble E, N inputs and the layers in→out of widths ``dims`` = [d, …, out].
+
+    >>> shapes_text(2, 40, [10, 16, 1])
+    'E=2 N=40 d=10 layers 10→16 16→1'
+    """
+    dims = [int(v) for v in dims]
+    return f"E={E} N={N} d={dims[0]} layers " + " ".join(f"{i}→{o}" for i, o in zip(dims, dims[1:]))
+
+
 def estimate(trainer: str, model, X, y, *, steps: int, batch: int | None = None, optimizer: str = "sgd") -> Estimate:
     """Peak bytes and FLOPs of one trainer call, from shapes only.
 

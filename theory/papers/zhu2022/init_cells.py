@@ -42,6 +42,8 @@ def cell_size(E: int, N: int, d: int, m: int, L: int, itemsize: int = 8,
     >>> round(s["bytes"] / 2**30, 1), round(s["gflop_per_step"] / 1e3, 1)
     (28.2, 13.4)
     """
+    from theory.cli.plan import shapes_text  # the plan's column format (theory.cli imports pytest: not at start-up)
+
     if min(E, N, d, m) < 1 or L < 2:
         raise ValueError(f"cell_size needs E, N, d, m >= 1 and L >= 2, got E={E}, N={N}, d={d}, m={m}, L={L}")
     P = d * m + (L - 2) * m * m + m
@@ -53,7 +55,7 @@ def cell_size(E: int, N: int, d: int, m: int, L: int, itemsize: int = 8,
     widths = [m] * (L - 1) + [1]
     return {"bytes": itemsize * (E * P + side), "gflop_per_step": 4.0 * E * N * P / 1e9, "steps": 1,
             "dominant": f"nets (E={E}, P={P}) + {what}",
-            "shapes": f"E={E} N={N} d={d} layers " + " ".join(f"{a}→{b}" for a, b in zip([d] + widths[:-1], widths))}
+            "shapes": shapes_text(E, N, [d] + widths)}
 
 
 def sweep_size(E: int, N: int, d: int, widths, depths, repeats: int = 1, itemsize: int = 8,
